@@ -1,0 +1,20 @@
+// Views -> index expressions: the flat index a ShapeTracker reads for a
+// logical index, and whether that element is valid (inside every mask).
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace loom::codegen {
+
+using uop::UOpRef;
+
+// idx[d] is an int64 expression per logical dim (a Range, or const 0 for size-1 dims).
+std::pair<UOpRef, UOpRef> view_index(const shape::ShapeTracker &st, const std::vector<UOpRef> &idx);
+// Logical index into `shape` of a row-major flat index.
+std::vector<UOpRef> unravel(const UOpRef &flat, const Shape &shape);
+// Row-major flat index of a logical index.
+UOpRef ravel(const std::vector<UOpRef> &idx, const Shape &shape);
+
+}  // namespace loom::codegen

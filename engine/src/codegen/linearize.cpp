@@ -1,0 +1,138 @@
+#include "codegen/linearize.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/error.h"
+
+namespace loom::codegen {
+
+using uop::Op;
+using uop::UOp;
+
+namespace {
+
+class Linearizer {
+ public:
+  explicit Linearizer(Program &p) : p_(p) {}
+
+  void run(const LoweredKernel &k) {
+    const UOpRef &store = k.sink->src[0];
+    for (auto &r : k.out_ranges) open_range(r);
+    emit(store->src[1]);
+    emit(store->src[2]);
+    p_.lines.push_back({LineKind::Store, store});
+    for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();
+  }
+
+ private:
+  const std::set<int64_t> &ranges_of(const UOpRef &u) {
+    if (auto it = deps_.find(u.get()); it != deps_.end()) return it->second;
+    std::set<int64_t> r;
+    if (u->op == Op::Range) r.insert(u->arg_as<int64_t>());
+    for (auto &s : u->src) {
+      auto &sr = ranges_of(s);
+      r.insert(sr.begin(), sr.end());
+    }
+    if (u->op == Op::Reduce)
+      for (size_t i = 1; i < u->src.size(); i++) r.erase(u->src[i]->arg_as<int64_t>());
+    keep_.push_back(u);
+    return deps_[u.get()] = r;
+  }
+
+  bool ready(const UOpRef &u) {
+    for (auto r : ranges_of(u))
+      if (!open_set_.count(r)) return false;
+    return true;
+  }
+
+  void open_range(const UOpRef &r) {
+    p_.lines.push_back({LineKind::Open, r});
+    open_.push_back(r);
+    open_set_.insert(r->arg_as<int64_t>());
+    depth_iters_ *= static_cast<int64_t>(r->src[0]->const_value());
+    p_.iterations = std::max(p_.iterations, depth_iters_);
+  }
+
+  void close_range() {
+    const UOpRef r = open_.back();
+    open_.pop_back();
+    open_set_.erase(r->arg_as<int64_t>());
+    depth_iters_ /= static_cast<int64_t>(r->src[0]->const_value());
+    p_.lines.push_back({LineKind::Close, r});
+  }
+
+  void emit(const UOpRef &u) {
+    if (u->op == Op::Const || u->op == Op::DefineGlobal || u->op == Op::Range || done_.count(u.get())) return;
+    if (u->op == Op::Reduce) return emit_reduce(u);
+    for (auto &s : u->src) emit(s);
+    LOOM_CHECK(ready(u), "value scheduled outside its loops");
+    done_.insert(u.get());
+    keep_.push_back(u);
+    if (uop::is_alu(u->op)) p_.alu_ops++;
+    p_.lines.push_back({LineKind::Value, u});
+  }
+
+  void emit_reduce(const UOpRef &red) {
+    std::set<int64_t> own;
+    for (size_t i = 1; i < red->src.size(); i++) own.insert(red->src[i]->arg_as<int64_t>());
+    // Hoist everything the loop body needs that does not depend on this reduction's loops.
+    for (auto &n : uop::toposort(red->src[0])) {
+      if (n->op == Op::Const || n->op == Op::DefineGlobal || n->op == Op::Range || done_.count(n.get())) continue;
+      auto &deps = ranges_of(n);
+      bool inner = std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; });
+      if (!inner && ready(n)) emit(n);
+    }
+    p_.lines.push_back({LineKind::AccInit, red});
+    for (size_t i = 1; i < red->src.size(); i++) open_range(red->src[i]);
+    emit(red->src[0]);
+    p_.lines.push_back({LineKind::AccUpdate, red});
+    for (size_t i = 1; i < red->src.size(); i++) close_range();
+    done_.insert(red.get());
+    keep_.push_back(red);
+  }
+
+  Program &p_;
+  std::vector<UOpRef> open_;
+  std::set<int64_t> open_set_;
+  std::unordered_set<const UOp *> done_;
+  std::unordered_map<const UOp *, std::set<int64_t>> deps_;
+  std::vector<UOpRef> keep_;
+  int64_t depth_iters_ = 1;
+};
+
+}  // namespace
+
+Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes) {
+  Program p;
+  p.name = name;
+  p.buf_dtypes = std::move(buf_dtypes);
+  if (!k.out_ranges.empty()) p.global_range = k.out_ranges[0];
+  Linearizer(p).run(k);
+  return p;
+}
+
+std::string program_str(const Program &p) {
+  std::ostringstream os;
+  std::unordered_map<const UOp *, int> ids;
+  int depth = 0;
+  for (auto &l : p.lines) {
+    if (l.kind == LineKind::Close) depth--;
+    int id = static_cast<int>(ids.size());
+    ids.emplace(l.u.get(), id);
+    static const char *kinds[] = {"OPEN", "CLOSE", "VALUE", "ACC_INIT", "ACC_UPDATE", "STORE"};
+    os << std::string(2 * depth + 2, ' ') << kinds[static_cast<int>(l.kind)] << " " << uop::op_name(l.u->op) << " "
+       << dtype_name(l.u->dtype);
+    auto a = uop::arg_str(l.u->arg);
+    if (!a.empty() && l.u->op != Op::Store) os << " " << a;
+    os << "\n";
+    if (l.kind == LineKind::Open) depth++;
+  }
+  return os.str();
+}
+
+}  // namespace loom::codegen

@@ -1,0 +1,32 @@
+// Linearization: the kernel graph in execution order, with explicit loop
+// open/close and accumulator lines. Every value is computed inside the
+// innermost loop it depends on; loop-invariant work is hoisted out of
+// reduction loops.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/lowerer.h"
+
+namespace loom::codegen {
+
+enum class LineKind { Open, Close, Value, AccInit, AccUpdate, Store };
+
+struct Line {
+  LineKind kind;
+  UOpRef u;  // Open/Close: the RANGE; Value: the node; Acc*: the REDUCE; Store: the STORE
+};
+
+struct Program {
+  std::string name;
+  std::vector<Line> lines;
+  std::vector<DType> buf_dtypes;  // per DEFINE_GLOBAL slot
+  UOpRef global_range;            // outermost output loop, split across threads (may be null)
+  int64_t iterations = 1;         // innermost body executions (for GFLOP/s estimates)
+  int64_t alu_ops = 0;            // ALU nodes in the kernel
+};
+
+Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);
+std::string program_str(const Program &p);  // one line per entry, for LOOM_DEBUG=4
+
+}  // namespace loom::codegen

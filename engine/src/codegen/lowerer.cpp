@@ -1,0 +1,119 @@
+#include "codegen/lowerer.h"
+
+#include <map>
+
+#include "codegen/indexing.h"
+#include "loom/error.h"
+#include "tensor/graph.h"
+#include "uop/symbolic.h"
+
+namespace loom::codegen {
+
+using uop::Op;
+using uop::UOp;
+
+namespace {
+
+class Lowerer {
+ public:
+  UOpRef range(int64_t size) {
+    if (size == 1) return UOp::const_int(0);
+    return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, next_range_++);
+  }
+
+  // The value of AST node `u` at logical index `idx`. `gate` is true where the
+  // element is actually used: loads under a masked view read only when it holds,
+  // so an index computed for a padded (invalid) element is never dereferenced.
+  UOpRef eval(const UOpRef &u, const std::vector<UOpRef> &idx, const UOpRef &gate) {
+    std::vector<const UOp *> key{u.get(), gate.get()};
+    for (auto &i : idx) key.push_back(i.get());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOpRef r = eval_uncached(u, idx, gate);
+    memo_[key] = r;
+    keep_.push_back(r);
+    keep_.push_back(gate);
+    keep_.insert(keep_.end(), idx.begin(), idx.end());
+    return r;
+  }
+
+ private:
+  UOpRef eval_uncached(const UOpRef &u, const std::vector<UOpRef> &idx, const UOpRef &gate) {
+    switch (u->op) {
+      case Op::Const: return u;
+      case Op::View: {
+        auto [flat, valid] = view_index(u->arg_as<shape::ShapeTracker>(), idx);
+        const UOpRef &src = u->src[0];
+        UOpRef zero = UOp::const_(u->dtype, 0);
+        bool always = valid->is_const() && valid->const_value() != 0;
+        bool never = valid->is_const() && valid->const_value() == 0;
+        if (never) return zero;
+        UOpRef inner_gate = uop::simplify(uop::alu(Op::And, gate, valid));
+        if (src->op == Op::DefineGlobal) {
+          std::vector<UOpRef> s{src, flat};
+          if (!(inner_gate->is_const() && inner_gate->const_value() != 0)) s.push_back(inner_gate);
+          return UOp::make(Op::Load, u->dtype, s);
+        }
+        UOpRef v = src->op == Op::Const ? src : eval(src, unravel(flat, tensor::shape_of(src)), inner_gate);
+        return always ? v : uop::where(valid, v, zero);
+      }
+      case Op::ReduceAxis: {
+        auto &ra = u->arg_as<uop::ReduceArg>();
+        const Shape &in = tensor::shape_of(u->src[0]);
+        std::vector<UOpRef> inner = idx, ranges;
+        for (auto a : ra.axes) {
+          if (in[a] == 0) return identity(ra.op, u->dtype);
+          inner[a] = range(in[a]);
+          if (inner[a]->op == Op::Range) ranges.push_back(inner[a]);
+        }
+        UOpRef v = eval(u->src[0], inner, gate);
+        if (ranges.empty()) return v;
+        std::vector<UOpRef> s{v};
+        s.insert(s.end(), ranges.begin(), ranges.end());
+        return UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{ra.op, {}});
+      }
+      case Op::Cast: {
+        UOpRef x = eval(u->src[0], idx, gate);
+        return UOp::make(Op::Cast, u->dtype, {x});
+      }
+      default: {
+        LOOM_CHECK(uop::is_alu(u->op), std::string("cannot lower ") + uop::op_name(u->op));
+        std::vector<UOpRef> s;
+        for (auto &x : u->src) s.push_back(eval(x, idx, gate));
+        return u->with_src(s);
+      }
+    }
+  }
+
+  static UOpRef identity(Op op, DType dt) {
+    switch (op) {
+      case Op::Add: return UOp::const_(dt, 0);
+      case Op::Mul: return UOp::const_(dt, 1);
+      default: LOOM_CHECK(false, "max/min over an empty dim reached codegen");
+    }
+    return nullptr;
+  }
+
+  int64_t next_range_ = 0;
+  std::map<std::vector<const UOp *>, UOpRef> memo_;
+  std::vector<UOpRef> keep_;
+};
+
+}  // namespace
+
+LoweredKernel lower(const UOpRef &ast) {
+  const UOpRef &store = ast->src[0];
+  const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
+  Lowerer l;
+  LoweredKernel k;
+  std::vector<UOpRef> idx;
+  for (auto d : shape) {
+    idx.push_back(l.range(d));
+    if (idx.back()->op == Op::Range) k.out_ranges.push_back(idx.back());
+  }
+  UOpRef value = l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool));
+  UOpRef out = UOp::make(Op::Store, DType::Bool, {store->src[0], ravel(idx, shape), value});
+  k.sink = UOp::make(Op::Sink, DType::Bool, {out});
+  return k;
+}
+
+}  // namespace loom::codegen

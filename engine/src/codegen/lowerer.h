@@ -1,0 +1,17 @@
+// Lowering: a kernel AST (views over buffers, ALU, REDUCE_AXIS) becomes a
+// kernel graph over loop variables: RANGE, LOAD, ALU, REDUCE, STORE.
+#pragma once
+#include "schedule/schedule.h"
+
+namespace loom::codegen {
+
+using uop::UOpRef;
+
+struct LoweredKernel {
+  UOpRef sink;                   // SINK(STORE(DEFINE_GLOBAL 0, index, value))
+  std::vector<UOpRef> out_ranges;  // loop variables of the output, outermost first
+};
+
+LoweredKernel lower(const UOpRef &ast);
+
+}  // namespace loom::codegen

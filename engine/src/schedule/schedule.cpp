@@ -1,0 +1,202 @@
+#include "schedule/schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/error.h"
+#include "tensor/graph.h"
+
+namespace loom::schedule {
+
+using tensor::base_of;
+using tensor::shape_of;
+using uop::Op;
+using uop::UOp;
+
+namespace {
+
+// Lazy nodes already computed by an earlier realize, so a graph that still
+// refers to them reads the buffer instead of recomputing.
+struct RealizedCache {
+  std::mutex mu;
+  std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, UOpRef>> map;
+};
+RealizedCache &realized() {
+  static auto *c = new RealizedCache();
+  return *c;
+}
+
+UOpRef lookup_realized(const UOpRef &u) {
+  auto &c = realized();
+  std::lock_guard<std::mutex> l(c.mu);
+  auto it = c.map.find(u.get());
+  if (it != c.map.end() && it->second.first.lock() == u) return it->second.second;
+  return nullptr;
+}
+
+void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
+  auto &c = realized();
+  std::lock_guard<std::mutex> l(c.mu);
+  if (c.map.size() > 100000)
+    for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
+  c.map[u.get()] = {u, buf_view};
+}
+
+// Replaces realized nodes by their buffers (bottom-up, memoized).
+UOpRef substitute_realized(const UOpRef &root) {
+  std::unordered_map<const UOp *, UOpRef> memo;
+  for (auto &u : uop::toposort(root)) {
+    UOpRef r = u->op == Op::Buffer ? nullptr : lookup_realized(u);
+    if (!r) {
+      std::vector<UOpRef> src;
+      bool changed = false;
+      for (auto &s : u->src) {
+        src.push_back(memo.at(s.get()));
+        changed |= src.back() != s;
+      }
+      r = changed ? u->with_src(src) : u;
+      // A VIEW whose source became a VIEW of a buffer composes into one view.
+      if (r->op == Op::View && r->src[0]->op == Op::View)
+        r = tensor::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(r->src[0])));
+    }
+    memo[u.get()] = r;
+  }
+  return memo.at(root.get());
+}
+
+bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().contiguous(); }
+
+bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const; }
+
+// Decides which nodes get their own buffer.
+std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
+  std::set<const UOp *> rp;
+  for (auto &o : outputs)
+    if (!is_leaf(base_of(o))) rp.insert(base_of(o).get());
+  std::unordered_map<const UOp *, int> consumers;
+  for (auto &u : order) {
+    if (u->op == Op::Contiguous) rp.insert(u.get());
+    for (auto &s : u->src) consumers[s.get()]++;
+  }
+  // A reduction with several consumers is computed once.
+  for (auto &u : order)
+    if (u->op == Op::ReduceAxis && consumers[u.get()] > 1) rp.insert(u.get());
+  // A reduction read through a non-reshape view (a broadcast, a pad, a permute)
+  // would be recomputed per element: give the viewed node its own buffer.
+  std::unordered_map<const UOp *, bool> has_reduce;  // unrealized reduce inside, within the kernel
+  for (auto &u : order) {
+    bool r = u->op == Op::ReduceAxis;
+    for (auto &s : u->src) r |= !rp.count(s.get()) && has_reduce[s.get()];
+    if (u->op == Op::View && !is_reshape(u) && !rp.count(u->src[0].get()) && has_reduce[u->src[0].get()] &&
+        !is_leaf(u->src[0])) {
+      rp.insert(u->src[0].get());
+      r = false;
+    }
+    has_reduce[u.get()] = r;
+  }
+  return rp;
+}
+
+std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
+  bool reduce = false;
+  for (auto &u : uop::toposort(value)) reduce |= u->op == Op::ReduceAxis;
+  std::string n = reduce ? "r" : "E";
+  for (auto d : out_shape) n += "_" + std::to_string(d);
+  if (out_shape.empty()) n += "_0d";
+  return n;
+}
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
+  std::vector<UOpRef> outputs;
+  for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o));
+  UOpRef sink = UOp::make(Op::Sink, DType::Bool, outputs);
+  auto order = uop::toposort(sink);
+  auto rp = find_realize_points(order, outputs);
+
+  Schedule sched;
+  std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> buffer_of;
+  std::map<std::string, int> name_count;
+  for (auto &node : order) {
+    if (!rp.count(node.get())) continue;
+    const Shape &shape = shape_of(node);
+    auto out = uop::Buffer::create(node->dtype, shape::prod(shape));
+    buffer_of[node.get()] = out;
+    ScheduleItem item;
+    item.bufs.push_back(out);
+    std::unordered_map<const UOp *, int64_t> slot_of;  // buffer identity -> DEFINE_GLOBAL slot
+    auto global = [&](const std::shared_ptr<uop::Buffer> &b) {
+      auto it = slot_of.find(b.get() == nullptr ? nullptr : reinterpret_cast<const UOp *>(b.get()));
+      if (it != slot_of.end()) return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
+      int64_t slot = static_cast<int64_t>(item.bufs.size());
+      item.bufs.push_back(b);
+      slot_of[reinterpret_cast<const UOp *>(b.get())] = slot;
+      return UOp::make(Op::DefineGlobal, b->dtype, {}, slot);
+    };
+    // Copy the node's graph into kernel form: realized sources become loads.
+    std::unordered_map<const UOp *, UOpRef> memo;
+    std::function<UOpRef(const UOpRef &, bool)> lower = [&](const UOpRef &u, bool root) -> UOpRef {
+      if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+      UOpRef r;
+      if (u->op == Op::Buffer) {
+        r = UOp::make(Op::View, u->dtype, {global(u->arg_as<uop::BufferArg>().buffer)},
+                      shape::ShapeTracker::from_shape(shape_of(u)));
+      } else if (!root && rp.count(u.get())) {
+        auto &b = buffer_of.at(u.get());
+        r = UOp::make(Op::View, u->dtype, {global(b)},
+                      shape::ShapeTracker::from_shape({b->size}).reshape(shape_of(u)));
+      } else if (u->op == Op::View) {
+        UOpRef src = lower(u->src[0], false);
+        auto st = u->arg_as<shape::ShapeTracker>();
+        if (src->op == Op::View && src->src[0]->op == Op::DefineGlobal)  // fold into the load's view
+          r = UOp::make(Op::View, u->dtype, {src->src[0]}, st.compose_onto(src->arg_as<shape::ShapeTracker>()));
+        else
+          r = UOp::make(Op::View, u->dtype, {src}, st);
+      } else if (u->op == Op::Contiguous) {
+        r = lower(u->src[0], false);
+      } else {
+        std::vector<UOpRef> src;
+        for (auto &s : u->src) src.push_back(lower(s, false));
+        r = u->with_src(src);
+      }
+      memo[u.get()] = r;
+      return r;
+    };
+    UOpRef value = lower(node, true);
+    UOpRef store = UOp::make(Op::Store, DType::Bool, {UOp::make(Op::DefineGlobal, node->dtype, {}, int64_t{0}), value},
+                             shape::ShapeTracker::from_shape(shape));
+    item.ast = UOp::make(Op::Sink, DType::Bool, {store});
+    std::string name = kernel_name(value, shape);
+    int k = name_count[name]++;
+    item.name = k ? name + "n" + std::to_string(k) : name;
+    if (out->size > 0) sched.items.push_back(std::move(item));
+  }
+  for (size_t i = 0; i < outputs.size(); i++) {
+    const UOpRef &o = outputs[i];
+    const UOpRef &b = base_of(o);
+    if (is_leaf(b) && b->op == Op::Buffer) {
+      sched.results.push_back(o);
+      continue;
+    }
+    if (b->op == Op::Const) {  // a broadcast constant needs no kernel: keep it lazy
+      sched.results.push_back(o);
+      continue;
+    }
+    UOpRef bv = tensor::buffer_view(buffer_of.at(b.get()), shape_of(b));
+    remember_realized(b, bv);
+    if (raw_outputs[i] != o) remember_realized(base_of(raw_outputs[i]), bv);
+    if (o->op == Op::View)
+      sched.results.push_back(tensor::view(bv, o->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(bv))));
+    else
+      sched.results.push_back(bv);
+  }
+  return sched;
+}
+
+}  // namespace loom::schedule

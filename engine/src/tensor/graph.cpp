@@ -1,0 +1,98 @@
+#include "tensor/graph.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "loom/error.h"
+
+namespace loom::tensor {
+
+namespace {
+struct ShapeCache {
+  std::mutex mu;
+  std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, Shape>> map;
+};
+ShapeCache &shape_cache() {
+  static auto *c = new ShapeCache();
+  return *c;
+}
+
+Shape compute_shape(const UOpRef &u) {
+  switch (u->op) {
+    case Op::Buffer: return {u->arg_as<uop::BufferArg>().buffer->size};
+    case Op::Const: return {};
+    case Op::View: return u->arg_as<shape::ShapeTracker>().shape();
+    case Op::ReduceAxis: {
+      Shape s = shape_of(u->src[0]);
+      for (auto a : u->arg_as<uop::ReduceArg>().axes) s[a] = 1;
+      return s;
+    }
+    case Op::Sink: return {};
+    default:
+      LOOM_CHECK(!u->src.empty(), std::string("no shape for ") + uop::op_name(u->op));
+      return shape_of(u->src.back());  // Where: src[0] is the condition; all agree anyway
+  }
+}
+}  // namespace
+
+const Shape &shape_of(const UOpRef &u) {
+  auto &c = shape_cache();
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    auto it = c.map.find(u.get());
+    if (it != c.map.end() && it->second.first.lock() == u) return it->second.second;
+  }
+  // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
+  std::vector<UOpRef> chain;
+  UOpRef cur = u;
+  while (uop::is_alu(cur->op) || cur->op == Op::Cast || cur->op == Op::Contiguous) {
+    chain.push_back(cur);
+    cur = cur->src.back();
+  }
+  Shape s = compute_shape(cur);
+  std::lock_guard<std::mutex> l(c.mu);
+  if (c.map.size() > 500000) {
+    for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
+  }
+  c.map[cur.get()] = {cur, s};
+  for (auto &n : chain) c.map[n.get()] = {n, s};
+  return c.map[u.get()].second;
+}
+
+const UOpRef &base_of(const UOpRef &u) { return u->op == Op::View ? u->src[0] : u; }
+
+shape::ShapeTracker tracker_of(const UOpRef &u) {
+  if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>();
+  return shape::ShapeTracker::from_shape(shape_of(u));
+}
+
+UOpRef view(const UOpRef &x, const shape::ShapeTracker &st) {
+  const UOpRef &base = base_of(x);
+  // An identity view over the base is the base itself.
+  if (st.contiguous() && st.shape() == shape_of(base)) return base;
+  return UOp::make(Op::View, base->dtype, {base}, st);
+}
+
+UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
+  UOpRef c = UOp::const_(dtype, value);
+  Shape ones(shape.size(), 1);
+  auto st = shape::ShapeTracker::from_shape({}).reshape(ones).expand(shape);
+  return UOp::make(Op::View, dtype, {c}, st);
+}
+
+UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape) {
+  UOpRef b = UOp::make(Op::Buffer, buf->dtype, {}, uop::BufferArg{buf});
+  return view(b, shape::ShapeTracker::from_shape({buf->size}).reshape(shape));
+}
+
+std::string describe(const UOpRef &u) { return shape_str(shape_of(u)) + " " + dtype_name(u->dtype); }
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // torch lets 0-d tensors use dim 0 / -1
+  if (dim < -n || dim >= n)
+    throw IndexError(std::string(op) + ": Dimension out of range (expected to be in range of [" + std::to_string(-n) +
+                     ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace loom::tensor

@@ -1,0 +1,31 @@
+// Lazy-graph helpers shared by the Tensor ops: shapes of graph nodes and
+// view construction (views over views compose into one VIEW node).
+#pragma once
+#include "uop/uop.h"
+
+namespace loom::tensor {
+
+using uop::Op;
+using uop::UOp;
+using uop::UOpRef;
+
+// Logical shape of a graph-level node.
+const Shape &shape_of(const UOpRef &u);
+// VIEW over base_of(x); st is the whole tracker from the base (callers
+// extend tracker_of(x)), so a view of a view stays one VIEW node.
+UOpRef view(const UOpRef &x, const shape::ShapeTracker &st);
+// The node's current tracker: a VIEW's own, else the identity over its shape.
+shape::ShapeTracker tracker_of(const UOpRef &u);
+// The node a view chain starts from (the node itself if it is not a VIEW).
+const UOpRef &base_of(const UOpRef &u);
+// A constant broadcast to `shape`.
+UOpRef const_tensor(double value, DType dtype, const Shape &shape);
+// Realized buffer viewed as `shape` (row-major).
+UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
+
+// Error text helpers: "(2, 3) float32".
+std::string describe(const UOpRef &u);
+// Wraps a possibly negative dim; throws IndexError like torch.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op);
+
+}  // namespace loom::tensor

@@ -1,0 +1,216 @@
+// Movement ops: each returns a new VIEW over the same base; nothing is copied.
+#include <algorithm>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+namespace {
+Tensor with_tracker(const Tensor &t, const shape::ShapeTracker &st) { return make_tensor(view(t.uop(), st)); }
+
+std::string dims_str(const Dims &d) { return shape_str(d); }
+}  // namespace
+
+Tensor Tensor::reshape(const Shape &new_shape) const {
+  Shape s = new_shape;
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == -1) {
+      if (infer >= 0) throw Error("reshape: only one dimension can be inferred in " + shape_str(new_shape));
+      infer = static_cast<int64_t>(i);
+    } else if (s[i] < 0) {
+      throw Error("reshape: invalid shape dimension " + std::to_string(s[i]) + " in " + shape_str(new_shape));
+    } else {
+      known *= s[i];
+    }
+  }
+  auto fail = [&] {
+    throw Error("reshape: cannot reshape " + describe(uop()) + " to " + shape_str(new_shape) + ": shape '" +
+                shape_str(new_shape) + "' is invalid for input of size " + std::to_string(numel()));
+  };
+  if (infer >= 0) {
+    if (known == 0 || numel() % known != 0) fail();
+    s[infer] = numel() / known;
+  }
+  if (shape::prod(s) != numel()) fail();
+  if (s == shape()) return *this;
+  return with_tracker(*this, tracker_of(uop()).reshape(s));
+}
+
+Tensor Tensor::permute(const Dims &order) const {
+  int64_t n = ndim();
+  if (static_cast<int64_t>(order.size()) != n)
+    throw Error("permute: dims " + dims_str(order) + " do not match the " + std::to_string(n) + " dims of " +
+                describe(uop()));
+  Dims o(order.size());
+  std::vector<bool> seen(n, false);
+  for (size_t i = 0; i < order.size(); i++) {
+    o[i] = wrap_dim(order[i], n, "permute");
+    if (seen[o[i]]) throw Error("permute: dims " + dims_str(order) + " repeat dim " + std::to_string(o[i]));
+    seen[o[i]] = true;
+  }
+  return with_tracker(*this, tracker_of(uop()).permute(o));
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  Dims o(ndim());
+  for (int64_t i = 0; i < ndim(); i++) o[i] = i;
+  if (ndim() == 0) {
+    wrap_dim(dim0, 0, "transpose");
+    wrap_dim(dim1, 0, "transpose");
+    return *this;
+  }
+  std::swap(o[wrap_dim(dim0, ndim(), "transpose")], o[wrap_dim(dim1, ndim(), "transpose")]);
+  return permute(o);
+}
+
+Tensor Tensor::expand(const Shape &target) const {
+  const Shape &cur = shape();
+  auto fail = [&](int64_t d, int64_t want, int64_t have) {
+    throw Error("expand: the expanded size of the tensor (" + std::to_string(want) +
+                ") must match the existing size (" + std::to_string(have) + ") at non-singleton dimension " +
+                std::to_string(d) + ".  Target sizes: " + shape_str(target) + ".  Tensor sizes: " + shape_str(cur));
+  };
+  if (target.size() < cur.size())
+    throw Error("expand: the number of sizes provided (" + std::to_string(target.size()) +
+                ") must be greater or equal to the number of dimensions in the tensor (" + std::to_string(cur.size()) +
+                "); target " + shape_str(target) + ", tensor " + describe(uop()));
+  size_t lead = target.size() - cur.size();
+  Shape padded(lead, 1), out(target.size());
+  padded.insert(padded.end(), cur.begin(), cur.end());
+  for (size_t d = 0; d < target.size(); d++) {
+    int64_t want = target[d];
+    if (d < lead && want < 0) throw Error("expand: -1 is not allowed in a leading, non-existing dimension (" +
+                                          std::to_string(d) + ") of target " + shape_str(target));
+    if (want == -1) want = padded[d];
+    if (want < 0) throw Error("expand: invalid size " + std::to_string(want) + " in " + shape_str(target));
+    if (padded[d] != want && padded[d] != 1) fail(static_cast<int64_t>(d), want, padded[d]);
+    out[d] = want;
+  }
+  Tensor t = lead ? reshape(padded) : *this;
+  if (out == padded) return t;
+  return with_tracker(t, tracker_of(t.uop()).expand(out));
+}
+
+Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar value) const {
+  if (static_cast<int64_t>(pads.size()) != ndim())
+    throw Error("pad: " + std::to_string(pads.size()) + " (before, after) pairs given for the " +
+                std::to_string(ndim()) + " dims of " + describe(uop()));
+  for (size_t d = 0; d < pads.size(); d++)
+    if (pads[d].first < 0 || pads[d].second < 0)
+      throw Error("pad: negative padding (" + std::to_string(pads[d].first) + ", " + std::to_string(pads[d].second) +
+                  ") at dim " + std::to_string(d) + " of " + describe(uop()));
+  DType dt = dtype();
+  if (value.kind == Scalar::Kind::Float && !is_float(dt))
+    throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
+  Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
+  if (value.to_double() == 0) return padded;
+  // Masked-out elements read 0; a non-zero fill selects the value there.
+  Tensor valid = make_tensor(view(UOp::const_(DType::Bool, 1),
+                                  shape::ShapeTracker::from_shape({}).reshape(Shape(ndim(), 1)).expand(shape())));
+  valid = with_tracker(valid, tracker_of(valid.uop()).pad(pads));
+  return make_tensor(uop::where(valid.uop(), padded.uop(), const_tensor(value.to_double(), dt, padded.shape())));
+}
+
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) const {
+  if (static_cast<int64_t>(bounds.size()) != ndim())
+    throw Error("shrink: " + std::to_string(bounds.size()) + " (begin, end) pairs given for the " +
+                std::to_string(ndim()) + " dims of " + describe(uop()));
+  for (size_t d = 0; d < bounds.size(); d++) {
+    auto [b, e] = bounds[d];
+    if (b < 0 || e < b || e > shape()[d])
+      throw IndexError("shrink: bounds (" + std::to_string(b) + ", " + std::to_string(e) + ") out of range for dim " +
+                       std::to_string(d) + " of size " + std::to_string(shape()[d]) + " in " + describe(uop()));
+  }
+  return with_tracker(*this, tracker_of(uop()).shrink(bounds));
+}
+
+Tensor Tensor::flip(const Dims &dims) const {
+  std::vector<bool> f(ndim(), false);
+  for (auto d : dims) {
+    int64_t w = wrap_dim(d, ndim(), "flip");
+    if (ndim() == 0) continue;
+    if (f[w]) throw Error("flip: dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    f[w] = true;
+  }
+  if (ndim() == 0) return *this;
+  return with_tracker(*this, tracker_of(uop()).flip(f));
+}
+
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
+  if (ndim() == 0) throw IndexError("slice: cannot slice a 0-d tensor");
+  int64_t d = wrap_dim(dim, ndim(), "slice");
+  if (step == 0) throw ValueError("slice: slice step cannot be zero");
+  int64_t n = shape()[d];
+  std::vector<std::pair<int64_t, int64_t>> b(ndim());
+  for (int64_t i = 0; i < ndim(); i++) b[i] = {0, shape()[i]};
+  auto norm = [n](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
+  if (step > 0) {
+    int64_t s = start ? norm(*start, 0, n) : 0, e = stop ? norm(*stop, 0, n) : n;
+    b[d] = {s, std::max(s, e)};
+    Tensor t = shrink(b);
+    if (step == 1) return t;
+    std::vector<int64_t> steps(ndim(), 1);
+    steps[d] = step;
+    return with_tracker(t, tracker_of(t.uop()).step(steps));
+  }
+  // Python semantics for a negative step: start defaults to the end, stop to before the front.
+  int64_t s = start ? norm(*start, -1, n - 1) : n - 1, e = stop ? norm(*stop, -1, n - 1) : -1;
+  int64_t k = -step, count = s > e ? (s - e + k - 1) / k : 0;
+  b[d] = count ? std::pair<int64_t, int64_t>{s - (count - 1) * k, s + 1} : std::pair<int64_t, int64_t>{0, 0};
+  Dims fd{d};
+  Tensor t = shrink(b).flip(fd);
+  if (k == 1) return t;
+  std::vector<int64_t> steps(ndim(), 1);
+  steps[d] = k;
+  return with_tracker(t, tracker_of(t.uop()).step(steps));
+}
+
+Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
+                          std::optional<int64_t> storage_offset) const {
+  if (size.size() != stride.size())
+    throw Error("as_strided: mismatch in length of strides and shape: size " + shape_str(size) + ", stride " +
+                shape_str(stride));
+  for (auto s : size)
+    if (s < 0) throw Error("as_strided: negative size in " + shape_str(size));
+  for (auto s : stride)
+    if (s < 0)
+      throw Error("as_strided: Negative strides are not supported at the moment, got strides: " + shape_str(stride));
+  if (storage_offset && *storage_offset < 0)
+    throw Error("as_strided: Tensor: invalid storage offset " + std::to_string(*storage_offset));
+  // The storage is the base buffer when torch would hold a view of it; flips,
+  // pads and non-mergeable reshapes are copies in torch, so use the contiguous value.
+  UOpRef base = base_of(uop());
+  auto st = tracker_of(uop());
+  bool plain = base->op == Op::Buffer && st.single_plain() &&
+               std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t s) { return s >= 0; });
+  int64_t storage_size, cur_offset;
+  if (plain) {
+    storage_size = shape_of(base)[0];
+    cur_offset = st.views[0].offset;
+  } else {
+    base = contiguous().uop();
+    if (base->op == Op::View) {  // a contiguous realized view of a buffer
+      cur_offset = tracker_of(base).views[0].offset;
+      base = base_of(base);
+      storage_size = shape_of(base)[0];
+    } else {
+      storage_size = numel();
+      cur_offset = 0;
+    }
+  }
+  int64_t off = storage_offset ? *storage_offset : cur_offset;
+  int64_t need = 1 + off;
+  bool empty = shape::prod(size) == 0;
+  for (size_t i = 0; i < size.size(); i++) need += (size[i] - 1) * stride[i];
+  if (!empty && need > storage_size)
+    throw Error("as_strided: sizes " + shape_str(size) + ", strides " + shape_str(stride) + ", storage offset " +
+                std::to_string(off) + " require a storage of " + std::to_string(need) +
+                " elements, out of bounds for the storage of " + std::to_string(storage_size) + " elements of " +
+                describe(uop()));
+  return make_tensor(view(base, shape::ShapeTracker{{shape::View::create(size, stride, empty ? 0 : off)}}));
+}
+
+}  // namespace loom

@@ -1,0 +1,19 @@
+// Internal helpers for the Tensor op files.
+#pragma once
+#include "loom/tensor.h"
+#include "tensor/graph.h"
+
+namespace loom::tensor {
+
+Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op);
+// The two operands broadcast to a common shape (torch rules), as graph nodes.
+std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const char *op);
+// torch.result_type for two tensors (0-d tensors only lift the category).
+DType result_type(const Tensor &a, const Tensor &b);
+UOpRef cast_to(const UOpRef &u, DType dt);
+// A dtype check that throws like torch: `op: "kernel" not implemented for 'Bool'` style.
+[[noreturn]] void unsupported_dtype(const char *op, DType dt);
+Tensor scalar_tensor(Scalar s, DType dt);
+Tensor make_tensor(UOpRef u);
+
+}  // namespace loom::tensor

@@ -1,0 +1,68 @@
+// Counter-based random numbers (Philox-4x32-10): element i of a draw is a pure
+// function of (seed, draw counter, i), so every device and the JIT agree.
+#include <atomic>
+#include <cmath>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+namespace {
+std::atomic<uint64_t> g_seed{0x5eed};
+std::atomic<uint64_t> g_counter{0};
+
+void philox(uint32_t ctr[4], uint32_t key[2]) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; round++) {
+    uint64_t p0 = static_cast<uint64_t>(kM0) * ctr[0], p1 = static_cast<uint64_t>(kM1) * ctr[2];
+    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ ctr[1] ^ key[0];
+    uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ ctr[3] ^ key[1];
+    ctr[0] = n0;
+    ctr[1] = static_cast<uint32_t>(p1);
+    ctr[2] = n2;
+    ctr[3] = static_cast<uint32_t>(p0);
+    key[0] += kW0;
+    key[1] += kW1;
+  }
+}
+
+// Uniform floats in [0, 1) with 24 random bits each, 4 per Philox block.
+std::vector<double> uniform(int64_t n) {
+  uint64_t seed = g_seed.load(), draw = g_counter.fetch_add(1);
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i += 4) {
+    uint32_t ctr[4] = {static_cast<uint32_t>(i / 4), static_cast<uint32_t>(static_cast<uint64_t>(i / 4) >> 32),
+                       static_cast<uint32_t>(draw), static_cast<uint32_t>(draw >> 32)};
+    uint32_t key[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+    philox(ctr, key);
+    for (int j = 0; j < 4 && i + j < n; j++) out[i + j] = (ctr[j] >> 8) * (1.0 / 16777216.0);
+  }
+  return out;
+}
+
+void check_float(DType dt, const char *op) {
+  if (!is_float(dt)) throw TypeError(std::string(op) + ": expected a floating point dtype, got " + dtype_name(dt));
+}
+}  // namespace
+
+void Tensor::manual_seed(uint64_t seed) {
+  g_seed = seed;
+  g_counter = 0;
+}
+
+Tensor Tensor::rand(const Shape &shape, DType dtype) {
+  check_float(dtype, "rand");
+  return from_vector(uniform(shape::prod(shape)), shape, dtype);
+}
+
+Tensor Tensor::randn(const Shape &shape, DType dtype) {
+  check_float(dtype, "randn");
+  int64_t n = shape::prod(shape);
+  auto u = uniform(2 * n);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++)  // Box-Muller; 1 - u keeps the log argument in (0, 1]
+    v[i] = std::sqrt(-2.0 * std::log(1.0 - u[2 * i])) * std::cos(2.0 * M_PI * u[2 * i + 1]);
+  return from_vector(v, shape, dtype);
+}
+
+}  // namespace loom

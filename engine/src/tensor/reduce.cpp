@@ -1,0 +1,138 @@
+// Reductions: one REDUCE_AXIS node over the chosen axes (kept as size 1),
+// then a reshape when keepdim is false.
+#include <algorithm>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+namespace {
+
+Dims normalize_dims(const Tensor &t, const Dims &dims, const char *op) {
+  Dims out;
+  if (dims.empty()) {
+    for (int64_t i = 0; i < t.ndim(); i++) out.push_back(i);
+    return out;
+  }
+  for (auto d : dims) {
+    int64_t w = wrap_dim(d, t.ndim(), op);
+    if (std::find(out.begin(), out.end(), w) != out.end())
+      throw Error(std::string(op) + ": dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    out.push_back(w);
+  }
+  if (t.ndim() == 0) out.clear();  // dim 0 / -1 of a 0-d tensor reduces nothing
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Tensor reduce(const Tensor &t, Op op, const Dims &axes, bool keepdim) {
+  Tensor r = axes.empty() ? t : make_tensor(UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()}, uop::ReduceArg{op, axes}));
+  if (keepdim) return r;
+  Shape s;
+  for (int64_t i = 0; i < t.ndim(); i++)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) s.push_back(t.shape()[i]);
+  return r.reshape(s);
+}
+
+void require_nonempty(const Tensor &t, const Dims &axes, const char *op) {
+  for (auto a : axes)
+    if (t.shape()[a] == 0)
+      throw IndexError(std::string(op) + "(): Expected reduction dim " + std::to_string(a) +
+                       " to have non-zero size; got " + describe(t.uop()));
+}
+
+DType accumulate_int64(DType d) { return is_float(d) ? d : DType::Int64; }
+
+}  // namespace
+
+Tensor Tensor::sum(const Dims &dims, bool keepdim) const {
+  Dims axes = normalize_dims(*this, dims, "sum");
+  return reduce(cast(accumulate_int64(dtype())), Op::Add, axes, keepdim);
+}
+
+Tensor Tensor::prod(const Dims &dims, bool keepdim) const {
+  Dims axes = normalize_dims(*this, dims, "prod");
+  return reduce(cast(accumulate_int64(dtype())), Op::Mul, axes, keepdim);
+}
+
+Tensor Tensor::mean(const Dims &dims, bool keepdim) const {
+  if (!is_float(dtype()))
+    throw TypeError(std::string("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                                "complex dtype. Got: ") + dtype_name(dtype()));
+  Dims axes = normalize_dims(*this, dims, "mean");
+  int64_t n = 1;
+  for (auto a : axes) n *= shape()[a];
+  bool half = dtype() == DType::Float16 || dtype() == DType::BFloat16;
+  Tensor x = half ? cast(DType::Float32) : *this;
+  // n == 0 gives 0/0 = nan, as in torch.
+  return reduce(x, Op::Add, axes, keepdim).div(static_cast<double>(n)).cast(dtype());
+}
+
+Tensor Tensor::amax(const Dims &dims, bool keepdim) const {
+  Dims axes = normalize_dims(*this, dims, "amax");
+  require_nonempty(*this, axes, "amax");
+  return reduce(*this, Op::Max, axes, keepdim);
+}
+
+Tensor Tensor::amin(const Dims &dims, bool keepdim) const {
+  Dims axes = normalize_dims(*this, dims, "amin");
+  require_nonempty(*this, axes, "amin");
+  return reduce(*this, Op::Min, axes, keepdim);
+}
+
+Tensor Tensor::max() const {
+  if (numel() == 0)
+    throw Error("max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+                "with the 'dim' argument; got " + describe(uop()));
+  return amax();
+}
+
+Tensor Tensor::min() const {
+  if (numel() == 0)
+    throw Error("min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+                "with the 'dim' argument; got " + describe(uop()));
+  return amin();
+}
+
+namespace {
+// First index of the extreme value: NaN counts as the extreme, like torch.
+Tensor arg_extreme(const Tensor &t, std::optional<int64_t> dim, bool keepdim, bool is_max, const char *op) {
+  if (t.dtype() == DType::Bool) unsupported_dtype(op, t.dtype());
+  if (!dim) {
+    if (t.numel() == 0)
+      throw Error(std::string(op) + "(): Expected reduction dim to be specified for input.numel() == 0; got " +
+                  describe(t.uop()));
+    Tensor r = arg_extreme(t.reshape({-1}), 0, false, is_max, op);
+    return keepdim ? r.reshape(Shape(t.ndim(), 1)) : r;
+  }
+  Tensor x = t.ndim() == 0 ? t.reshape({1}) : t;
+  int64_t d = wrap_dim(*dim, t.ndim(), op);
+  require_nonempty(x, {d}, op);
+  Tensor ext = is_max ? x.amax({d}, true) : x.amin({d}, true);
+  Tensor hit = x.eq(ext);
+  if (is_float(x.dtype())) hit = hit.logical_or(x.ne(x));
+  int64_t n = x.shape()[d];
+  Shape idx_shape(x.ndim(), 1);
+  idx_shape[d] = n;
+  Tensor rev = Tensor::arange(n, 0, -1).reshape(idx_shape);  // n, n-1, ..., 1: the first hit scores highest
+  Tensor score = hit.where(rev, Tensor::full({}, 0, DType::Int64));
+  Tensor r = Tensor::full({}, n, DType::Int64).sub(score.amax({d}, true));
+  if (t.ndim() == 0) return r.reshape({});
+  return keepdim ? r : r.reshape([&] {
+    Shape s = x.shape();
+    s.erase(s.begin() + d);
+    return s;
+  }());
+}
+}  // namespace
+
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return arg_extreme(*this, dim, keepdim, true, "argmax");
+}
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const {
+  return arg_extreme(*this, dim, keepdim, false, "argmin");
+}
+
+}  // namespace loom

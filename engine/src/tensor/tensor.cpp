@@ -1,0 +1,130 @@
+// Tensor: creation, properties and realization.
+#include "loom/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "schedule/realize.h"
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+Tensor::Tensor() : uop_(const_tensor(0, DType::Float32, {})) {}
+Tensor::Tensor(UOpRef u) : uop_(std::move(u)) {}
+
+namespace tensor {
+Tensor make_tensor(UOpRef u) { return Tensor(std::move(u)); }
+}  // namespace tensor
+
+namespace {
+void check_shape(const Shape &shape, const char *op) {
+  for (auto d : shape)
+    if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + shape_str(shape));
+}
+}  // namespace
+
+Tensor Tensor::empty(const Shape &shape, DType dtype) {
+  check_shape(shape, "empty");
+  return Tensor(buffer_view(uop::Buffer::create(dtype, shape::prod(shape)), shape));
+}
+Tensor Tensor::zeros(const Shape &shape, DType dtype) { return full(shape, 0, dtype); }
+Tensor Tensor::ones(const Shape &shape, DType dtype) { return full(shape, 1, dtype); }
+
+Tensor Tensor::full(const Shape &shape, Scalar value, std::optional<DType> dtype) {
+  check_shape(shape, "full");
+  DType dt = dtype ? *dtype
+                   : value.kind == Scalar::Kind::Bool ? DType::Bool
+                   : value.kind == Scalar::Kind::Int  ? DType::Int64
+                                                      : DType::Float32;
+  return Tensor(const_tensor(value.to_double(), dt, shape));
+}
+
+Tensor Tensor::arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
+
+Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
+  bool all_int = start.kind != Scalar::Kind::Float && end.kind != Scalar::Kind::Float && step.kind != Scalar::Kind::Float;
+  DType dt = dtype ? *dtype : all_int ? DType::Int64 : DType::Float32;
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  if (st == 0) throw Error("arange: step must be nonzero");
+  if ((st > 0 && e < s) || (st < 0 && e > s))
+    throw Error("arange: upper bound and larger bound inconsistent with step sign (start=" + start.str() +
+                ", end=" + end.str() + ", step=" + step.str() + ")");
+  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[i] = s + static_cast<double>(i) * st;
+  return from_vector(v, {n}, dt);
+}
+
+Tensor Tensor::from_host(const HostTensor &host) {
+  if (host.shape.size() != host.strides.size())
+    throw Error("from_host: shape " + shape_str(host.shape) + " and strides " + shape_str(host.strides) +
+                " differ in rank");
+  int64_t n = host.storage_numel();
+  auto buf = uop::Buffer::create(host.dtype, n);
+  buf->allocate();
+  if (n) std::memcpy(buf->data(), host.storage->data(), static_cast<size_t>(n) * itemsize(host.dtype));
+  auto v = shape::View::create(host.shape, host.strides, host.offset);
+  if (!v.empty()) {
+    auto [lo, hi] = v.index_bounds();
+    if (lo < 0 || hi >= n)
+      throw Error("from_host: view " + shape_str(host.shape) + " strides " + shape_str(host.strides) + " offset " +
+                  std::to_string(host.offset) + " exceeds a storage of " + std::to_string(n) + " elements");
+  }
+  UOpRef b = UOp::make(Op::Buffer, host.dtype, {}, uop::BufferArg{buf});
+  return Tensor(view(b, shape::ShapeTracker{{v}}));
+}
+
+Tensor Tensor::from_vector(const std::vector<double> &values, const Shape &shape, DType dtype) {
+  check_shape(shape, "from_vector");
+  if (static_cast<int64_t>(values.size()) != shape::prod(shape))
+    throw Error("from_vector: " + std::to_string(values.size()) + " values do not fill shape " + shape_str(shape));
+  HostTensor h = HostTensor::contiguous(dtype, shape);
+  for (size_t i = 0; i < values.size(); i++) h.set(static_cast<int64_t>(i), values[i]);
+  return from_host(h);
+}
+
+const Shape &Tensor::shape() const { return shape_of(uop_); }
+int64_t Tensor::numel() const { return shape::prod(shape()); }
+int64_t Tensor::size(int64_t dim) const { return shape()[wrap_dim(dim, ndim(), "size")]; }
+DType Tensor::dtype() const { return uop_->dtype; }
+
+std::string Tensor::str() const {
+  return "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ")";
+}
+
+Tensor Tensor::contiguous() const {
+  const UOpRef &b = base_of(uop_);
+  if (b->op == Op::Buffer && tracker_of(uop_).contiguous() && shape::prod(shape()) == shape_of(b)[0]) return *this;
+  if (b->op == Op::Contiguous && uop_ == b) return *this;
+  return Tensor(UOp::make(Op::Contiguous, dtype(), {uop_}));
+}
+
+Tensor &Tensor::realize() {
+  uop_ = schedule::realize({uop_})[0];
+  return *this;
+}
+
+HostTensor Tensor::to_host() const {
+  Tensor t = contiguous();
+  t.realize();
+  const UOpRef &b = base_of(t.uop_);
+  auto &buf = b->arg_as<uop::BufferArg>().buffer;
+  HostTensor h = HostTensor::contiguous(dtype(), shape());
+  size_t bytes = static_cast<size_t>(numel()) * itemsize(dtype());
+  if (bytes) std::memcpy(h.storage->data(), buf->data(), bytes);
+  return h;
+}
+
+double Tensor::item() const {
+  if (numel() != 1)
+    throw Error("item: a Tensor with " + std::to_string(numel()) + " elements cannot be converted to Scalar");
+  return to_host().get(0);
+}
+
+RunStats run_stats() { return schedule::stats(); }
+void reset_run_stats() { schedule::stats() = RunStats{}; }
+
+}  // namespace loom

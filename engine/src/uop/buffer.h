@@ -1,0 +1,23 @@
+// Buffer: device memory behind a BUFFER UOp. The runtime allocates `mem`
+// on first use; the UOp that names the buffer owns it.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "loom/dtype.h"
+
+namespace loom::uop {
+
+struct Buffer {
+  int64_t id;  // creation order; used for names, never pointers
+  DType dtype;
+  int64_t size;  // elements
+  std::shared_ptr<void> mem;
+
+  static std::shared_ptr<Buffer> create(DType dtype, int64_t size);
+  void *data() const { return mem.get(); }
+  bool allocated() const { return mem != nullptr; }
+  void allocate();  // zero-filled host memory, aligned to 64 bytes
+};
+
+}  // namespace loom::uop

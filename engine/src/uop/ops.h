@@ -1,0 +1,42 @@
+// The UOp operation set. Graph ops describe lazy tensors; kernel ops describe
+// one kernel after scheduling; ALU ops appear in both.
+#pragma once
+#include <cstdint>
+
+namespace loom::uop {
+
+enum class Op : uint8_t {
+  // ---- graph level
+  Buffer,      // no src; arg BufferArg; logical shape (size,)
+  Const,       // no src; arg int64_t (bool/int dtypes) or double (floats); 0-d
+  View,        // src[0] = x; arg ShapeTracker mapping x's shape to the view's shape
+  Contiguous,  // src[0] = x; x must be realized into its own buffer
+  ReduceAxis,  // src[0] = x; arg ReduceArg{Add|Mul|Max|Min, axes}; reduced dims keep size 1
+  Cast,        // src[0] = x; dtype = target (bool: x != 0)
+  Sink,        // src = everything to realize; dtype Bool (unused)
+  // ---- kernel level
+  DefineGlobal,  // no src; arg int64_t slot; dtype = element dtype of the buffer
+  Range,         // src[0] = end (int64 Const); arg int64_t id; the loop variable, 0 <= r < end
+  Load,          // src = {DefineGlobal, index[, valid]}: invalid reads give 0
+  Store,         // src = {DefineGlobal, index, value}
+  Reduce,        // src = {value, Range...}; arg ReduceArg{op, {}}: folds value over the ranges
+  // ---- ALU: unary
+  Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not,
+  // ---- ALU: binary
+  Add, Sub, Mul, Div,  // Div: true division for floats
+  IDiv, Mod,           // C truncating division and remainder, used for non-negative index math
+  Max, Min, Pow,
+  CmpLt, CmpLe, CmpEq, CmpNe,  // dtype Bool
+  And, Or, Xor,                // logical on Bool, bitwise on ints
+  // ---- ALU: ternary
+  Where,  // src = {cond (Bool), a, b}
+};
+
+const char *op_name(Op op);
+bool is_unary(Op op);
+bool is_binary(Op op);
+bool is_alu(Op op);
+bool is_commutative(Op op);
+bool is_comparison(Op op);
+
+}  // namespace loom::uop

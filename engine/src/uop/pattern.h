@@ -1,0 +1,73 @@
+// Pattern matching and graph rewriting. Rules are data: (UPat, callback)
+// pairs in a PatternMatcher; callbacks return nullptr to decline.
+#pragma once
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace loom::uop {
+
+class UPat {
+ public:
+  static UPat var(std::string name = "");                     // any node
+  static UPat cvar(std::string name = "");                    // any Const
+  static UPat op(Op op, std::vector<UPat> src = {}, std::string name = "");
+  static UPat ops(std::vector<Op> ops, std::vector<UPat> src = {}, std::string name = "");
+  UPat named(std::string name) const;
+
+  std::optional<std::vector<Op>> ops_;
+  std::optional<std::vector<UPat>> src_;  // nullopt: any sources
+  std::string name_;
+};
+
+// Binary ALU patterns read like the rules they match.
+UPat operator+(const UPat &a, const UPat &b);
+UPat operator*(const UPat &a, const UPat &b);
+UPat operator+(const UPat &a, int64_t c);  // matches a Const equal to c
+UPat operator*(const UPat &a, int64_t c);
+UPat const_pat(int64_t c);
+
+class Match {
+ public:
+  const UOpRef &operator[](const std::string &name) const;
+  void bind(const std::string &name, const UOpRef &u) { vars_.emplace_back(name, u); }
+  bool bound_to(const std::string &name, const UOpRef &u) const;
+  size_t size() const { return vars_.size(); }
+  void truncate(size_t n) { vars_.resize(n); }
+  UOpRef root;
+
+ private:
+  std::vector<std::pair<std::string, UOpRef>> vars_;
+};
+
+using RewriteFn = std::function<UOpRef(const Match &)>;
+
+struct Rule {
+  UPat pat;
+  RewriteFn fn;
+  std::source_location loc;
+  Rule(UPat p, RewriteFn f, std::source_location l = std::source_location::current())
+      : pat(std::move(p)), fn(std::move(f)), loc(l) {}
+};
+
+class PatternMatcher {
+ public:
+  PatternMatcher(std::vector<Rule> rules);
+  PatternMatcher operator+(const PatternMatcher &o) const;
+  // The first rule that matches `u` and does not decline, or nullptr.
+  UOpRef rewrite(const UOpRef &u) const;
+
+ private:
+  std::vector<Rule> rules_;
+};
+
+// Rewrites bottom-up until no rule applies anywhere (memoized per node).
+UOpRef graph_rewrite(const UOpRef &root, const PatternMatcher &pm);
+
+}  // namespace loom::uop

@@ -1,0 +1,200 @@
+#include "uop/uop.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/error.h"
+
+namespace loom::uop {
+
+const char *op_name(Op op) {
+  static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST",  "SINK",
+                                "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE",
+                                "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT",
+                                "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
+                                "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "WHERE"};
+  return names[static_cast<int>(op)];
+}
+bool is_unary(Op op) { return op >= Op::Neg && op <= Op::Not; }
+bool is_binary(Op op) { return op >= Op::Add && op <= Op::Xor; }
+bool is_alu(Op op) { return op >= Op::Neg; }
+bool is_commutative(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min || op == Op::CmpEq || op == Op::CmpNe ||
+         op == Op::And || op == Op::Or || op == Op::Xor;
+}
+bool is_comparison(Op op) { return op >= Op::CmpLt && op <= Op::CmpNe; }
+
+std::shared_ptr<Buffer> Buffer::create(DType dtype, int64_t size) {
+  static std::atomic<int64_t> next_id{0};
+  auto b = std::make_shared<Buffer>();
+  b->id = next_id++;
+  b->dtype = dtype;
+  b->size = size;
+  return b;
+}
+
+void Buffer::allocate() {
+  if (mem) return;
+  size_t bytes = std::max<size_t>(64, (static_cast<size_t>(size) * itemsize(dtype) + 63) / 64 * 64);
+  void *p = std::aligned_alloc(64, bytes);
+  if (!p) throw Error("out of memory allocating a buffer of " + std::to_string(bytes) + " bytes");
+  std::memset(p, 0, bytes);
+  mem = std::shared_ptr<void>(p, std::free);
+}
+
+namespace {
+
+size_t mix(size_t h, size_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))); }
+
+size_t arg_hash(const Arg &arg) {
+  return std::visit(
+      [](const auto &a) -> size_t {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return 0;
+        else if constexpr (std::is_same_v<T, int64_t>) return std::hash<int64_t>()(a);
+        else if constexpr (std::is_same_v<T, double>) {
+          int64_t bits;
+          std::memcpy(&bits, &a, 8);
+          return std::hash<int64_t>()(bits) ^ 0x5555;
+        } else if constexpr (std::is_same_v<T, std::string>) return std::hash<std::string>()(a);
+        else if constexpr (std::is_same_v<T, shape::ShapeTracker>) return a.hash();
+        else if constexpr (std::is_same_v<T, ReduceArg>) {
+          size_t h = static_cast<size_t>(a.op) + 77;
+          for (auto x : a.axes) h = mix(h, static_cast<size_t>(x));
+          return h;
+        } else return std::hash<int64_t>()(a.buffer ? a.buffer->id : -1) ^ 0xabcdef;
+      },
+      arg);
+}
+
+// Doubles compare by bits so NaN constants intern and -0.0 stays distinct from 0.0.
+bool arg_equal(const Arg &a, const Arg &b) {
+  if (a.index() != b.index()) return false;
+  if (auto *x = std::get_if<double>(&a)) return std::memcmp(x, &std::get<double>(b), 8) == 0;
+  return a == b;
+}
+
+struct InternTable {
+  std::mutex mu;
+  std::unordered_multimap<size_t, std::weak_ptr<const UOp>> nodes;
+};
+InternTable &table() {
+  static auto *t = new InternTable();  // never destroyed: UOps may outlive static destruction
+  return *t;
+}
+
+}  // namespace
+
+UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
+  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
+  for (auto &s : src) h = mix(h, s->hash);
+  auto &t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto [lo, hi] = t.nodes.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    auto u = it->second.lock();
+    if (u && u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg)) return u;
+  }
+  auto *raw = new UOp(op, dtype, std::move(src), std::move(arg), h);
+  auto ref = std::shared_ptr<const UOp>(raw, [](const UOp *p) {
+    {
+      auto &tb = table();
+      std::lock_guard<std::mutex> l(tb.mu);
+      auto [a, b] = tb.nodes.equal_range(p->hash);
+      // Drop expired entries of this hash (ours, or another dying node's).
+      for (auto it = a; it != b;) it = it->second.expired() ? tb.nodes.erase(it) : std::next(it);
+    }
+    delete p;
+  });
+  t.nodes.emplace(h, ref);
+  return ref;
+}
+
+UOpRef UOp::const_(DType dtype, double value) {
+  if (is_float(dtype)) return make(Op::Const, dtype, {}, value);
+  if (dtype == DType::Bool) return make(Op::Const, dtype, {}, static_cast<int64_t>(value != 0));
+  return make(Op::Const, dtype, {}, static_cast<int64_t>(value));
+}
+UOpRef UOp::const_int(int64_t value, DType dtype) { return make(Op::Const, dtype, {}, value); }
+
+double UOp::const_value() const {
+  if (auto *d = std::get_if<double>(&arg)) return *d;
+  return static_cast<double>(std::get<int64_t>(arg));
+}
+
+UOpRef UOp::with_src(std::vector<UOpRef> new_src) const { return make(op, dtype, std::move(new_src), arg); }
+
+UOpRef alu(Op op, const UOpRef &a) { return UOp::make(op, a->dtype, {a}); }
+UOpRef alu(Op op, const UOpRef &a, const UOpRef &b) {
+  return UOp::make(op, is_comparison(op) ? DType::Bool : a->dtype, {a, b});
+}
+UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b) { return UOp::make(Op::Where, a->dtype, {c, a, b}); }
+UOpRef operator+(const UOpRef &a, const UOpRef &b) { return alu(Op::Add, a, b); }
+UOpRef operator*(const UOpRef &a, const UOpRef &b) { return alu(Op::Mul, a, b); }
+UOpRef operator+(const UOpRef &a, int64_t b) { return alu(Op::Add, a, UOp::const_int(b, a->dtype)); }
+UOpRef operator*(const UOpRef &a, int64_t b) { return alu(Op::Mul, a, UOp::const_int(b, a->dtype)); }
+
+std::string arg_str(const Arg &arg) {
+  return std::visit(
+      [](const auto &a) -> std::string {
+        using T = std::decay_t<decltype(a)>;
+        std::ostringstream os;
+        if constexpr (std::is_same_v<T, std::monostate>) return "";
+        else if constexpr (std::is_same_v<T, int64_t>) os << a;
+        else if constexpr (std::is_same_v<T, double>) {
+          os.precision(17);
+          os << a;
+        } else if constexpr (std::is_same_v<T, std::string>) os << a;
+        else if constexpr (std::is_same_v<T, shape::ShapeTracker>) os << a.str();
+        else if constexpr (std::is_same_v<T, ReduceArg>) os << op_name(a.op) << " axes=" << shape_str(a.axes);
+        else os << "buf" << (a.buffer ? a.buffer->id : -1) << "[" << (a.buffer ? a.buffer->size : 0) << "]";
+        return os.str();
+      },
+      arg);
+}
+
+std::string UOp::str(int depth) const {
+  std::ostringstream os;
+  std::unordered_map<const UOp *, int> ids;
+  auto order = toposort(std::shared_ptr<const UOp>(std::shared_ptr<const UOp>{}, this));
+  for (auto &u : order) {
+    int id = static_cast<int>(ids.size());
+    ids[u.get()] = id;
+    os << std::string(depth * 2, ' ') << "%" << id << " = " << op_name(u->op) << " " << dtype_name(u->dtype);
+    if (!u->src.empty()) {
+      os << " (";
+      for (size_t i = 0; i < u->src.size(); i++) os << (i ? ", " : "") << "%" << ids[u->src[i].get()];
+      os << ")";
+    }
+    auto a = arg_str(u->arg);
+    if (!a.empty()) os << " " << a;
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::vector<UOpRef> toposort(const UOpRef &root) {
+  std::vector<UOpRef> out;
+  std::unordered_set<const UOp *> seen;
+  std::vector<std::pair<UOpRef, size_t>> stack{{root, 0}};
+  seen.insert(root.get());
+  while (!stack.empty()) {
+    auto &[u, i] = stack.back();
+    if (i < u->src.size()) {
+      const UOpRef &s = u->src[i++];
+      if (seen.insert(s.get()).second) stack.push_back({s, 0});
+    } else {
+      out.push_back(u);
+      stack.pop_back();
+    }
+  }
+  return out;
+}
+
+}  // namespace loom::uop

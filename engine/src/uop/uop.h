@@ -1,0 +1,71 @@
+// UOp: an immutable, interned node {op, dtype, src, arg}. Equal fields give
+// the same object, so structural equality is pointer equality.
+#pragma once
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "loom/dtype.h"
+#include "shape/shape_tracker.h"
+#include "uop/buffer.h"
+#include "uop/ops.h"
+
+namespace loom::uop {
+
+class UOp;
+using UOpRef = std::shared_ptr<const UOp>;
+
+struct ReduceArg {
+  Op op;                      // Add, Mul, Max or Min
+  std::vector<int64_t> axes;  // ReduceAxis only
+  bool operator==(const ReduceArg &) const = default;
+};
+
+struct BufferArg {
+  std::shared_ptr<Buffer> buffer;
+  bool operator==(const BufferArg &o) const { return buffer == o.buffer; }
+};
+
+using Arg = std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, BufferArg>;
+
+class UOp {
+ public:
+  static UOpRef make(Op op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
+  static UOpRef const_(DType dtype, double value);  // stored as int64 for non-float dtypes
+  static UOpRef const_int(int64_t value, DType dtype = DType::Int64);
+
+  const Op op;
+  const DType dtype;
+  const std::vector<UOpRef> src;
+  const Arg arg;
+  const size_t hash;
+
+  UOpRef with_src(std::vector<UOpRef> new_src) const;
+  template <typename T>
+  const T &arg_as() const {
+    return std::get<T>(arg);
+  }
+  bool is_const() const { return op == Op::Const; }
+  double const_value() const;  // Const only
+  std::string str(int depth = 0) const;  // indented tree, for LOOM_DEBUG=4
+
+  UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
+      : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
+};
+
+// Convenience builders for ALU nodes; dtype follows the first operand
+// (comparisons give Bool).
+UOpRef alu(Op op, const UOpRef &a);
+UOpRef alu(Op op, const UOpRef &a, const UOpRef &b);
+UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b);
+UOpRef operator+(const UOpRef &a, const UOpRef &b);
+UOpRef operator*(const UOpRef &a, const UOpRef &b);
+UOpRef operator+(const UOpRef &a, int64_t b);
+UOpRef operator*(const UOpRef &a, int64_t b);
+
+std::string arg_str(const Arg &arg);
+// Every node reachable from root, each after its sources, in a deterministic order.
+std::vector<UOpRef> toposort(const UOpRef &root);
+
+}  // namespace loom::uop
