@@ -121,14 +121,12 @@ UOpRef fold_divmod(const UOpRef &x, int64_t c, bool is_mod) {
   bool r_small = r1 < c;  // the remainder part never carries into the quotient
   if (!r_small && whole.empty() && kq == 0) return nullptr;  // nothing to pull out
   for (auto &w : whole) w.second /= c;
-  UOpRef out;
   if (is_mod) {
-    out = r_small ? r : alu(Op::Mod, r, iconst(c, x->dtype));
-  } else {
-    if (!r_small) whole.push_back({alu(Op::IDiv, r, iconst(c, x->dtype)), 1});
-    out = build_sum(whole, kq, x->dtype);
+    if (r_small) return r;
+    return r == x ? nullptr : alu(Op::Mod, r, iconst(c, x->dtype));
   }
-  return out == x ? nullptr : out;
+  if (!r_small) whole.push_back({alu(Op::IDiv, r, iconst(c, x->dtype)), 1});
+  return build_sum(whole, kq, x->dtype);
 }
 
 UOpRef fold_const(const UOpRef &u) {

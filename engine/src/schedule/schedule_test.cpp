@@ -1,0 +1,85 @@
+// Kernel-count tests: fusion decisions are visible in run_stats().
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "loom/tensor.h"
+
+namespace loom {
+namespace {
+
+Tensor iota(const Shape &shape, double scale = 1.0, double shift = 0.0) {
+  std::vector<double> v;
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  for (int64_t i = 0; i < n; i++) v.push_back(i * scale + shift);
+  return Tensor::from_vector(v, shape);
+}
+
+TEST(Fusion, AddReluSumIsOneKernel) {
+  Tensor a = iota({4, 5}, 1.0, -7.0), b = iota({4, 5}, 0.5);
+  a.realize();
+  b.realize();
+  reset_run_stats();
+  HostTensor out = (a + b).relu().sum().to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  double want = 0;
+  for (int i = 0; i < 20; i++) want += std::max(0.0, (i - 7.0) + 0.5 * i);
+  EXPECT_DOUBLE_EQ(out.get(0), want);
+}
+
+TEST(Fusion, PermutedStepSliceExpIsOneKernelWithoutCopies) {
+  Tensor x = iota({6, 4}, 0.1);
+  x.realize();
+  reset_run_stats();
+  Tensor y = x.permute({1, 0}).slice(0, std::nullopt, std::nullopt, 2).exp();
+  HostTensor out = y.to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  EXPECT_EQ(run_stats().buffers_allocated, 1);  // only the result: the view was read in place
+  ASSERT_EQ(out.shape, (Shape{2, 6}));
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t j = 0; j < 6; j++) EXPECT_FLOAT_EQ(out.get(i * 6 + j), std::exp(0.1f * (j * 4 + i * 2)));
+}
+
+TEST(Fusion, ReduceEpilogueFuses) {
+  Tensor x = iota({3, 8});
+  x.realize();
+  reset_run_stats();
+  HostTensor out = (x.sum({1}) * 2 + 1).sqrt().to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  EXPECT_FLOAT_EQ(out.get(1), std::sqrt(2.0f * (8 * 8 + 28) + 1));
+}
+
+TEST(Fusion, BroadcastReductionIsRealizedOnce) {
+  // x - max(x) reads the max through a broadcast: two kernels, not a recompute per element.
+  Tensor x = iota({3, 8});
+  x.realize();
+  reset_run_stats();
+  HostTensor out = (x - x.amax({1}, true)).to_host();
+  EXPECT_EQ(run_stats().kernels_run, 2);
+  EXPECT_FLOAT_EQ(out.get(0), -7);
+  EXPECT_FLOAT_EQ(out.get(23), 0);
+}
+
+TEST(Fusion, MovementOpsAloneRunNoKernel) {
+  Tensor x = iota({2, 3});
+  x.realize();
+  reset_run_stats();
+  Tensor v = x.permute({1, 0}).flip({0}).reshape({6}).reshape({3, 2});
+  v.realize();
+  EXPECT_EQ(run_stats().kernels_run, 0);
+}
+
+TEST(Realize, RealizedNodesAreNotRecomputed) {
+  Tensor x = iota({4});
+  Tensor y = x * 3;
+  Tensor z = y + 1;
+  Tensor y2 = y;
+  y2.realize();
+  reset_run_stats();
+  z.to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+}
+
+}  // namespace
+}  // namespace loom

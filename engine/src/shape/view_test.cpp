@@ -1,0 +1,32 @@
+#include "shape/view.h"
+
+#include <gtest/gtest.h>
+
+namespace loom::shape {
+namespace {
+
+TEST(View, ReshapeMergesContiguousRuns) {
+  View v = View::create({2, 3, 4}).permute({1, 0, 2});  // (3, 2, 4) strides (4, 12, 1)
+  auto r = v.reshape({3, 8});
+  EXPECT_FALSE(r.has_value());  // dims 0 and 1 are not adjacent in memory
+  auto r2 = v.reshape({3, 2, 2, 2});
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_EQ(r2->strides, (Strides{4, 12, 2, 1}));
+}
+
+TEST(View, FlipAndStepKeepBounds) {
+  View v = View::create({10}).flip({true}).step({3});  // 9, 6, 3, 0
+  EXPECT_EQ(v.shape, (Shape{4}));
+  EXPECT_EQ(v.offset, 9);
+  EXPECT_EQ(v.strides, (Strides{-3}));
+  EXPECT_EQ(v.index_bounds(), (std::pair<int64_t, int64_t>{0, 9}));
+}
+
+TEST(View, PadThenShrinkRestoresTheView) {
+  View v = View::create({4, 5});
+  View p = v.pad({{1, 2}, {0, 3}}).shrink({{1, 5}, {0, 5}});
+  EXPECT_EQ(p, v);
+}
+
+}  // namespace
+}  // namespace loom::shape
