@@ -146,7 +146,11 @@ Tensor Tensor::add(Scalar o) const { return add(scalar_operand(*this, o)); }
 Tensor Tensor::sub(Scalar o) const { return sub(scalar_operand(*this, o)); }
 Tensor Tensor::mul(Scalar o) const { return mul(scalar_operand(*this, o)); }
 Tensor Tensor::div(Scalar o) const { return div(scalar_operand(*this, o)); }
-Tensor Tensor::pow(Scalar o) const { return pow(scalar_operand(*this, o)); }
+Tensor Tensor::pow(Scalar o) const {
+  if (!is_float(result_type(dtype(), o)) && o.kind != Scalar::Kind::Float && o.i < 0)
+    throw Error("pow: Integers to negative integer powers are not allowed; got " + describe(uop()) + " ** " + o.str());
+  return pow(scalar_operand(*this, o));
+}
 
 Tensor Tensor::neg() const {
   if (dtype() == DType::Bool)

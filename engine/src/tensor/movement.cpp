@@ -180,25 +180,26 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
       throw Error("as_strided: Negative strides are not supported at the moment, got strides: " + shape_str(stride));
   if (storage_offset && *storage_offset < 0)
     throw Error("as_strided: Tensor: invalid storage offset " + std::to_string(*storage_offset));
-  // The storage is the base buffer when torch would hold a view of it; flips,
-  // pads and non-mergeable reshapes are copies in torch, so use the contiguous value.
+  // The storage is the base node's value (a buffer, or a lazy result torch would
+  // have materialized) when this tensor is a plain view of it. Flips, pads and
+  // non-mergeable reshapes are copies in torch, so there the storage is the
+  // contiguous value of this tensor. A broadcast constant has no storage of its
+  // own here: it is materialized at its current shape.
   UOpRef base = base_of(uop());
   auto st = tracker_of(uop());
-  bool plain = base->op == Op::Buffer && st.single_plain() &&
+  bool plain = base->op != Op::Const && st.single_plain() &&
                std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t s) { return s >= 0; });
-  int64_t storage_size, cur_offset;
+  int64_t storage_size = 0, cur_offset = 0;
   if (plain) {
-    storage_size = shape_of(base)[0];
+    storage_size = shape::prod(shape_of(base));
     cur_offset = st.views[0].offset;
   } else {
     base = contiguous().uop();
-    if (base->op == Op::View) {  // a contiguous realized view of a buffer
+    storage_size = numel();
+    if (base->op == Op::View) {  // already a contiguous view of a realized buffer
       cur_offset = tracker_of(base).views[0].offset;
       base = base_of(base);
       storage_size = shape_of(base)[0];
-    } else {
-      storage_size = numel();
-      cur_offset = 0;
     }
   }
   int64_t off = storage_offset ? *storage_offset : cur_offset;
