@@ -60,8 +60,8 @@ UOpRef substitute_realized(const UOpRef &root) {
         changed |= src.back() != s;
       }
       r = changed ? u->with_src(src) : u;
-      // A VIEW whose source became a VIEW of a buffer composes into one view.
-      if (r->op == Op::View && r->src[0]->op == Op::View)
+      // A VIEW whose (non-view) source was realized composes with the buffer's view.
+      if (r->op == Op::View && r->src[0]->op == Op::View && u->src[0]->op != Op::View)
         r = tensor::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(r->src[0])));
     }
     memo[u.get()] = r;
@@ -77,7 +77,7 @@ bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const
 std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
   std::set<const UOp *> rp;
   for (auto &o : outputs)
-    if (!is_leaf(base_of(o))) rp.insert(base_of(o).get());
+    if (!is_leaf(tensor::root_of(o))) rp.insert(base_of(o).get());
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
     if (u->op == Op::Contiguous) rp.insert(u.get());
@@ -180,11 +180,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   for (size_t i = 0; i < outputs.size(); i++) {
     const UOpRef &o = outputs[i];
     const UOpRef &b = base_of(o);
-    if (is_leaf(b) && b->op == Op::Buffer) {
-      sched.results.push_back(o);
-      continue;
-    }
-    if (b->op == Op::Const) {  // a broadcast constant needs no kernel: keep it lazy
+    if (is_leaf(tensor::root_of(o))) {  // views of a buffer or a broadcast constant need no kernel
       sched.results.push_back(o);
       continue;
     }

@@ -56,11 +56,13 @@ View View::create(const Shape &shape, std::optional<Strides> strides, int64_t of
       }
     }
   }
-  if (prod(shape) == 0 || (v.mask && std::any_of(v.mask->begin(), v.mask->end(),
-                                                 [](auto p) { return p.first >= p.second; }))) {
+  // A size-0 view keeps its strides and offset (torch reports them, and
+  // as_strided starts from that offset); a fully masked one reads nothing.
+  if (prod(shape) == 0) {
+    v.mask.reset();
+  } else if (v.mask && std::any_of(v.mask->begin(), v.mask->end(), [](auto p) { return p.first >= p.second; })) {
     std::fill(v.strides.begin(), v.strides.end(), 0);
     v.offset = 0;
-    if (prod(shape) == 0) v.mask.reset();
   }
   return v;
 }
@@ -209,7 +211,7 @@ Shape non_one(const Shape &s) {
 
 std::optional<View> View::reshape(const Shape &new_shape) const {
   if (new_shape == shape) return *this;
-  if (prod(new_shape) == 0) return create(new_shape);
+  if (prod(new_shape) == 0) return create(new_shape, std::nullopt, offset);
   if (!mask) {
     auto st = reshape_strides(shape, strides, new_shape);
     if (!st) return std::nullopt;

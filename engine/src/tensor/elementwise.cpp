@@ -102,8 +102,8 @@ Tensor Tensor::add(const Tensor &o) const {
 }
 Tensor Tensor::sub(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
-  if (dt == DType::Bool)
-    throw TypeError("sub: Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+  if (dtype() == DType::Bool || o.dtype() == DType::Bool)
+    throw TypeError("sub: Subtraction, the `-` operator, with a bool tensor is not supported. Use the `^` or "
                     "`logical_xor()` operator instead; got " + describe(uop()) + " and " + describe(o.uop()));
   return binary(*this, o, Op::Sub, "sub", dt);
 }
@@ -143,7 +143,12 @@ Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
 }
 
 Tensor Tensor::add(Scalar o) const { return add(scalar_operand(*this, o)); }
-Tensor Tensor::sub(Scalar o) const { return sub(scalar_operand(*this, o)); }
+Tensor Tensor::sub(Scalar o) const {
+  if (dtype() == DType::Bool || o.kind == Scalar::Kind::Bool)
+    throw TypeError("sub: Subtraction, the `-` operator, with a bool tensor is not supported. Use the `^` or "
+                    "`logical_xor()` operator instead; got " + describe(uop()) + " - " + o.str());
+  return sub(scalar_operand(*this, o));
+}
 Tensor Tensor::mul(Scalar o) const { return mul(scalar_operand(*this, o)); }
 Tensor Tensor::div(Scalar o) const { return div(scalar_operand(*this, o)); }
 Tensor Tensor::pow(Scalar o) const {

@@ -61,6 +61,17 @@ const Shape &shape_of(const UOpRef &u) {
 
 const UOpRef &base_of(const UOpRef &u) { return u->op == Op::View ? u->src[0] : u; }
 
+const UOpRef &root_of(const UOpRef &u) {
+  const UOpRef *r = &u;
+  while ((*r)->op == Op::View) r = &(*r)->src[0];
+  return *r;
+}
+
+UOpRef copy_point(const UOpRef &u) {
+  if (u->op != Op::View) return u;  // already a fresh value
+  return UOp::make(Op::View, u->dtype, {u}, shape::ShapeTracker::from_shape(shape_of(u)));
+}
+
 shape::ShapeTracker tracker_of(const UOpRef &u) {
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>();
   return shape::ShapeTracker::from_shape(shape_of(u));
@@ -68,8 +79,9 @@ shape::ShapeTracker tracker_of(const UOpRef &u) {
 
 UOpRef view(const UOpRef &x, const shape::ShapeTracker &st) {
   const UOpRef &base = base_of(x);
-  // An identity view over the base is the base itself.
-  if (st.contiguous() && st.shape() == shape_of(base)) return base;
+  // An identity view over the base is the base itself, unless the base is a
+  // copy point (itself a VIEW), whose marker must survive.
+  if (st.contiguous() && st.shape() == shape_of(base) && base->op != Op::View) return base;
   return UOp::make(Op::View, base->dtype, {base}, st);
 }
 

@@ -18,6 +18,12 @@ UOpRef view(const UOpRef &x, const shape::ShapeTracker &st);
 shape::ShapeTracker tracker_of(const UOpRef &u);
 // The node a view chain starts from (the node itself if it is not a VIEW).
 const UOpRef &base_of(const UOpRef &u);
+// The first non-VIEW node below a chain of VIEWs (nested VIEWs mark copy points).
+const UOpRef &root_of(const UOpRef &u);
+// Marks where torch would have copied (flip, pad, a reshape that is not a
+// view): later views are views of this value, which matters only to
+// as_strided. Nothing is copied: the marker is an identity VIEW over the VIEW.
+UOpRef copy_point(const UOpRef &u);
 // A constant broadcast to `shape`.
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).

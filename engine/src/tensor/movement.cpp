@@ -36,7 +36,11 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
   }
   if (shape::prod(s) != numel()) fail();
   if (s == shape()) return *this;
-  return with_tracker(*this, tracker_of(uop()).reshape(s));
+  auto st = tracker_of(uop());
+  auto merged = st.reshape(s);
+  Tensor r = with_tracker(*this, merged);
+  // A reshape that cannot stay one view is a copy in torch.
+  return merged.views.size() > st.views.size() ? make_tensor(copy_point(r.uop())) : r;
 }
 
 Tensor Tensor::permute(const Dims &order) const {
@@ -105,7 +109,7 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   DType dt = dtype();
   if (value.kind == Scalar::Kind::Float && !is_float(dt))
     throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
-  Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
+  Tensor padded = make_tensor(copy_point(with_tracker(*this, tracker_of(uop()).pad(pads)).uop()));
   if (value.to_double() == 0) return padded;
   // Masked-out elements read 0; a non-zero fill selects the value there.
   Tensor valid = make_tensor(view(UOp::const_(DType::Bool, 1),
@@ -136,7 +140,7 @@ Tensor Tensor::flip(const Dims &dims) const {
     f[w] = true;
   }
   if (ndim() == 0) return *this;
-  return with_tracker(*this, tracker_of(uop()).flip(f));
+  return make_tensor(copy_point(with_tracker(*this, tracker_of(uop()).flip(f)).uop()));
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
@@ -147,21 +151,25 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   std::vector<std::pair<int64_t, int64_t>> b(ndim());
   for (int64_t i = 0; i < ndim(); i++) b[i] = {0, shape()[i]};
   auto norm = [n](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
+  int64_t k = step > 0 ? step : -step, first, count;
   if (step > 0) {
-    int64_t s = start ? norm(*start, 0, n) : 0, e = stop ? norm(*stop, 0, n) : n;
-    b[d] = {s, std::max(s, e)};
-    Tensor t = shrink(b);
-    if (step == 1) return t;
-    std::vector<int64_t> steps(ndim(), 1);
-    steps[d] = step;
-    return with_tracker(t, tracker_of(t.uop()).step(steps));
+    first = start ? norm(*start, 0, n) : 0;
+    int64_t e = stop ? norm(*stop, 0, n) : n;
+    count = e > first ? (e - first + k - 1) / k : 0;
+  } else {
+    // Python semantics: start defaults to the end, stop to before the front.
+    int64_t s = start ? norm(*start, -1, n - 1) : n - 1, e = stop ? norm(*stop, -1, n - 1) : -1;
+    count = s > e ? (s - e + k - 1) / k : 0;
+    first = n - 1 - s;  // the same elements, read forward from the flipped dim
   }
-  // Python semantics for a negative step: start defaults to the end, stop to before the front.
-  int64_t s = start ? norm(*start, -1, n - 1) : n - 1, e = stop ? norm(*stop, -1, n - 1) : -1;
-  int64_t k = -step, count = s > e ? (s - e + k - 1) / k : 0;
-  b[d] = count ? std::pair<int64_t, int64_t>{s - (count - 1) * k, s + 1} : std::pair<int64_t, int64_t>{0, 0};
-  Dims fd{d};
-  Tensor t = shrink(b).flip(fd);
+  if (count == 0) {
+    b[d] = {0, 0};
+    return shrink(b);
+  }
+  // A negative step reads the flipped dim forward (torch would flip, i.e. copy, first).
+  Tensor t = step > 0 ? *this : flip({d});
+  b[d] = {first, first + (count - 1) * k + 1};
+  t = t.shrink(b);
   if (k == 1) return t;
   std::vector<int64_t> steps(ndim(), 1);
   steps[d] = k;
@@ -211,7 +219,8 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
                 std::to_string(off) + " require a storage of " + std::to_string(need) +
                 " elements, out of bounds for the storage of " + std::to_string(storage_size) + " elements of " +
                 describe(uop()));
-  return make_tensor(view(base, shape::ShapeTracker{{shape::View::create(size, stride, empty ? 0 : off)}}));
+  // Directly over `base`: it may be a copy point (a VIEW), which view() would look through.
+  return make_tensor(UOp::make(Op::View, base->dtype, {base}, shape::ShapeTracker{{shape::View::create(size, stride, off)}}));
 }
 
 }  // namespace loom

@@ -49,6 +49,7 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
   DType dt = dtype ? *dtype : all_int ? DType::Int64 : DType::Float32;
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0) throw Error("arange: step must be nonzero");
+  if (dt == DType::Bool) throw TypeError("arange: not implemented for dtype bool");
   if ((st > 0 && e < s) || (st < 0 && e > s))
     throw Error("arange: upper bound and larger bound inconsistent with step sign (start=" + start.str() +
                 ", end=" + end.str() + ", step=" + step.str() + ")");
@@ -112,6 +113,7 @@ HostTensor Tensor::to_host() const {
   t.realize();
   const UOpRef &b = base_of(t.uop_);
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
+  buf->allocate();  // an `empty` never written to reads as zeros
   HostTensor h = HostTensor::contiguous(dtype(), shape());
   size_t bytes = static_cast<size_t>(numel()) * itemsize(dtype());
   if (bytes) std::memcpy(h.storage->data(), buf->data(), bytes);
