@@ -26,8 +26,9 @@ void philox(uint32_t ctr[4], uint32_t key[2]) {
   }
 }
 
-// Uniform floats in [0, 1) with 24 random bits each, 4 per Philox block.
-std::vector<double> uniform(int64_t n) {
+// Uniform values in [0, 1) with `bits` random bits each (the target type's
+// mantissa precision, so rounding to it can never reach 1), 4 per Philox block.
+std::vector<double> uniform(int64_t n, int bits = 24) {
   uint64_t seed = g_seed.load(), draw = g_counter.fetch_add(1);
   std::vector<double> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; i += 4) {
@@ -35,7 +36,7 @@ std::vector<double> uniform(int64_t n) {
                        static_cast<uint32_t>(draw), static_cast<uint32_t>(draw >> 32)};
     uint32_t key[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
     philox(ctr, key);
-    for (int j = 0; j < 4 && i + j < n; j++) out[i + j] = (ctr[j] >> 8) * (1.0 / 16777216.0);
+    for (int j = 0; j < 4 && i + j < n; j++) out[i + j] = std::ldexp(static_cast<double>(ctr[j] >> (32 - bits)), -bits);
   }
   return out;
 }
@@ -52,7 +53,8 @@ void Tensor::manual_seed(uint64_t seed) {
 
 Tensor Tensor::rand(const Shape &shape, DType dtype) {
   check_float(dtype, "rand");
-  return from_vector(uniform(shape::prod(shape)), shape, dtype);
+  int bits = dtype == DType::Float16 ? 11 : dtype == DType::BFloat16 ? 8 : 24;
+  return from_vector(uniform(shape::prod(shape), bits), shape, dtype);
 }
 
 Tensor Tensor::randn(const Shape &shape, DType dtype) {
