@@ -131,6 +131,38 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) co
   return with_tracker(*this, tracker_of(uop()).shrink(bounds));
 }
 
+namespace {
+// The order (outermost first) in which torch lays out a copy made "like" a
+// view with these strides: dims sorted by stride, largest outermost; stride-0
+// dims compare as ambiguous and keep their place; equal strides put the larger
+// size outside. (torch allocates flip's output this way, preserving the input's
+// memory layout; loom does not copy, but as_strided after a flip addresses it.)
+Dims copy_layout_order(const Shape &sizes, const std::vector<int64_t> &strides) {
+  int64_t n = static_cast<int64_t>(sizes.size());
+  Dims perm(n);  // innermost first
+  for (int64_t i = 0; i < n; i++) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    int64_t s0 = strides[d0], s1 = strides[d1];
+    if (s0 == 0 || s1 == 0) return 0;
+    if (s0 != s1) return s0 < s1 ? -1 : 1;
+    return sizes[d0] > sizes[d1] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; i++) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; d0--) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return Dims(perm.rbegin(), perm.rend());
+}
+}  // namespace
+
 Tensor Tensor::flip(const Dims &dims) const {
   std::vector<bool> f(ndim(), false);
   for (auto d : dims) {
@@ -139,8 +171,14 @@ Tensor Tensor::flip(const Dims &dims) const {
     if (f[w]) throw Error("flip: dim " + std::to_string(w) + " appears multiple times in the list of dims");
     f[w] = true;
   }
-  if (ndim() == 0) return *this;
-  return make_tensor(copy_point(with_tracker(*this, tracker_of(uop()).flip(f)).uop()));
+  // torch's flip always returns a fresh tensor, even when it reverses nothing.
+  auto st = tracker_of(uop());
+  Tensor flipped = with_tracker(*this, st.flip(f));
+  if (!st.single_plain() || ndim() < 2) return make_tensor(copy_point(flipped.uop()));
+  Dims order = copy_layout_order(shape(), st.views[0].strides), inverse(order.size());
+  for (size_t i = 0; i < order.size(); i++) inverse[order[i]] = static_cast<int64_t>(i);
+  UOpRef marked = copy_point(flipped.permute(order).uop());
+  return make_tensor(marked).permute(inverse);
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {

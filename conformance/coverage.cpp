@@ -1,0 +1,127 @@
+#include "coverage.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "layouts.h"
+#include "op_table.h"
+
+#ifndef LOOM_CONFORMANCE_BINARY_DIR
+#define LOOM_CONFORMANCE_BINARY_DIR "."
+#endif
+
+namespace loom::conformance {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string one_line(std::string s) {
+  for (char &c : s)
+    if (c == '\n' || c == '\t' || c == '|') c = ' ';
+  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
+}
+
+std::string cell_mark(const std::string &status) {
+  if (status == "pass") return "pass";
+  if (status == "fail") return "**FAIL**";
+  if (status == "unsupported") return "unsup";
+  return status;
+}
+
+}  // namespace
+
+std::string coverage_dir() { return std::string(LOOM_CONFORMANCE_BINARY_DIR) + "/coverage"; }
+
+void clear_sweep_results(const std::string &op) {
+  std::error_code ec;
+  fs::remove(coverage_dir() + "/" + op + ".tsv", ec);
+}
+
+void write_sweep_results(const std::string &op, const std::vector<CellResult> &cells) {
+  fs::create_directories(coverage_dir());
+  const std::string path = coverage_dir() + "/" + op + ".tsv";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    for (const CellResult &c : cells)
+      out << c.op << '\t' << c.dtype << '\t' << c.layout << '\t' << c.status << '\t' << one_line(c.detail) << '\n';
+  }
+  fs::rename(tmp, path);  // the report never sees a half-written file
+}
+
+int write_coverage_report() {
+  std::vector<std::string> layouts;
+  for (Layout l : kAllLayouts) layouts.push_back(layout_name(l));
+  int64_t pass = 0, fail = 0, unsup = 0;
+  std::vector<std::string> missing, failures;
+  std::ostringstream table;
+  table << "| op | dtype | forward |";
+  for (const std::string &l : layouts) table << ' ' << l << " |";
+  table << "\n|---|---|---|";
+  for (size_t i = 0; i < layouts.size(); ++i) table << "---|";
+  table << '\n';
+  for (const OpEntry &op : op_table()) {
+    std::ifstream in(coverage_dir() + "/" + op.name + ".tsv");
+    if (!in) {
+      missing.push_back(op.name);
+      continue;
+    }
+    // dtype -> layout -> status, dtype order as read.
+    std::vector<std::string> dtype_order;
+    std::map<std::string, std::map<std::string, std::string>> cells;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
+      if (f.size() < 4) continue;
+      if (!cells.count(f[1])) dtype_order.push_back(f[1]);
+      cells[f[1]][f[2]] = f[3];
+      if (f[3] == "pass") ++pass;
+      else if (f[3] == "fail") ++fail, failures.push_back(op.name + " " + f[1] + " " + f[2] + ": " + (f.size() > 4 ? f[4] : ""));
+      else ++unsup;
+    }
+    for (const std::string &dt : dtype_order) {
+      const auto &row = cells[dt];
+      bool any_fail = false, all_unsup = true;
+      for (const auto &[l, s] : row) any_fail |= s == "fail", all_unsup &= s == "unsupported";
+      table << "| " << op.name << " | " << dt << " | " << (any_fail ? "**FAIL**" : all_unsup ? "unsup" : "pass") << " |";
+      for (const std::string &l : layouts) {
+        auto it = row.find(l);
+        if (it == row.end()) it = row.find("-");  // creation ops have no input layout
+        table << ' ' << (it == row.end() ? "." : cell_mark(it->second)) << " |";
+      }
+      table << '\n';
+    }
+  }
+  std::ostringstream summary;
+  summary << "coverage: " << op_table().size() - missing.size() << " ops, " << pass + fail + unsup << " cells: " << pass
+          << " pass, " << fail << " fail, " << unsup << " unsupported";
+  if (!missing.empty()) summary << "; " << missing.size() << " ops without sweep results";
+
+  const std::string path = std::string(LOOM_CONFORMANCE_BINARY_DIR) + "/coverage.md";
+  std::ofstream md(path);
+  md << "# loom conformance coverage\n\n**" << summary.str() << "**\n\n"
+     << "Each cell is one deterministic differential case against libtorch (conformance/sweep_test.cpp): "
+        "op x dtype x input layout, forward only (backward arrives with autograd). `pass`: matches torch "
+        "(or both reject the input); `unsup`: the dtype is outside the op's table entry and the engine "
+        "rejects it with a loom::Error naming the dtype; creation ops have no input layout and fill one "
+        "cell per dtype.\n\n"
+     << table.str();
+  if (!missing.empty()) {
+    md << "\n## Ops without sweep results\n\n";
+    for (const std::string &m : missing) md << "- " << m << '\n';
+  }
+  if (!failures.empty()) {
+    md << "\n## Failures\n\n";
+    for (const std::string &f : failures) md << "- " << f << '\n';
+  }
+  std::cout << summary.str() << "\nreport: " << path << std::endl;
+  for (const std::string &m : missing) std::cout << "missing sweep results for " << m << std::endl;
+  return missing.empty() ? 0 : 1;
+}
+
+}  // namespace loom::conformance

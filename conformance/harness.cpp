@@ -1,0 +1,195 @@
+#include "harness.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+namespace loom::conformance {
+
+const char *outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Pass: return "pass";
+    case Outcome::Fail: return "fail";
+    case Outcome::Unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+Shape clamp_numel(Shape s, int64_t max_numel) {
+  while (shape_numel(s) > max_numel) {
+    auto it = std::max_element(s.begin(), s.end());
+    *it -= 1;
+  }
+  return s;
+}
+
+namespace {
+
+std::vector<Shape> input_shapes(const OpEntry &op, const Shape &shape, Rng &rng) {
+  if (op.shapes == ShapeKind::None) return {};
+  std::vector<Shape> out(static_cast<size_t>(op.arity), shape);
+  if (op.shapes == ShapeKind::Same || rng.coin(0.4)) return out;
+  for (Shape &s : out) {
+    if (rng.coin(0.3)) s.erase(s.begin(), s.begin() + rng.uniform(0, static_cast<int64_t>(s.size())));
+    for (int64_t &d : s)
+      if (rng.coin(0.3)) d = 1;
+  }
+  return out;
+}
+
+double max_abs(const std::vector<HostTensor> &xs) {
+  double m = 0;
+  for (const HostTensor &x : xs)
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (std::isfinite(x.get(i))) m = std::max(m, std::fabs(x.get(i)));
+  return m;
+}
+
+Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs) {
+  Tolerance tol = default_tolerance(want.dtype);
+  tol.rtol *= op.tol_scale;
+  tol.atol *= op.tol_scale;
+  if (op.reduction && !inputs.empty() && want.numel() > 0) {
+    const double count = std::max<double>(1, double(inputs[0].numel()) / double(want.numel()));
+    tol.atol *= std::sqrt(count) * std::max(1.0, max_abs(inputs));
+  }
+  return tol;
+}
+
+// Checks for entries without a reference (rand, randn).
+std::optional<std::string> check_without_reference(const OpEntry &op, const CaseSpec &spec, const HostTensor &got) {
+  if (got.shape != spec.shape) return "shape: expected " + shape_str(spec.shape) + ", got " + shape_str(got.shape);
+  if (got.dtype != spec.dtype)
+    return std::string("dtype: expected ") + dtype_name(spec.dtype) + ", got " + dtype_name(got.dtype);
+  bool all_same = true;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double v = got.get(i);
+    if (op.check == Check::Uniform01 && !(v >= 0 && v < 1))
+      return "value " + std::to_string(v) + " at " + std::to_string(i) + " is outside [0, 1)";
+    if (!std::isfinite(v)) return "value at " + std::to_string(i) + " is not finite";
+    all_same &= v == got.get(0);
+  }
+  if (got.numel() >= 8 && all_same) return "all " + std::to_string(got.numel()) + " values are equal";
+  return std::nullopt;
+}
+
+std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }
+
+CaseResult run_case_quietly(const CaseSpec &spec) {
+  const OpEntry &op = *spec.op;
+  Rng rng(spec.seed);
+  const std::vector<DType> in_dtypes = spec.input_dtypes.empty() ? op.inputs_for(spec.dtype) : spec.input_dtypes;
+  const std::vector<Shape> shapes = input_shapes(op, spec.shape, rng);
+  std::vector<LayoutInput> ins;
+  CaseContext ctx{spec.dtype, spec.shape, {}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Layout l = spec.layouts.empty() ? Layout::Contiguous : spec.layouts[i % spec.layouts.size()];
+    ins.push_back(plan_layout(l, shapes[i], in_dtypes[i], rng));
+    ctx.inputs.push_back(ins.back().view);
+    ctx.torch_views.push_back(reference::view_chain_info(ins.back().base, ins.back().steps));
+  }
+  const Attrs attrs = op.attrs ? op.attrs(ctx, rng) : Attrs();
+  std::vector<HostTensor> views;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    fill_storage(ins[i].base, op.domain(in_dtypes[i], static_cast<int>(i), attrs), rng);
+    views.push_back(ins[i].view);
+  }
+
+  std::ostringstream rep;
+  rep << "op " << op.name << " (Tensor::" << op.method << "), dtype " << dtype_name(spec.dtype) << ", case shape "
+      << shape_str(spec.shape) << ", seed " << spec.seed << "\n  attrs: " << (attrs.values.empty() ? "-" : attrs.str());
+  for (size_t i = 0; i < ins.size(); ++i)
+    rep << "\n  input " << i << " " << dtype_name(in_dtypes[i]) << " " << ins[i].str() << "\n    values "
+        << values_str(views[i]);
+
+  std::optional<HostTensor> want;
+  std::string ref_error;
+  if (!op.ref_op.empty()) {
+    try {
+      if (op.view_op) {
+        std::vector<reference::ViewStep> steps = ins.at(0).steps;
+        steps.push_back({op.ref_op, attrs});
+        want = reference::apply_view_chain(ins[0].base, steps);
+      } else {
+        want = reference::run(op.ref_op, views, attrs);
+      }
+    } catch (const std::exception &e) {
+      ref_error = first_line(e.what());
+    }
+  }
+
+  CaseResult r;
+  auto fail = [&](const std::string &why) {
+    r.outcome = Outcome::Fail;
+    r.summary = first_line(why);
+    r.report = rep.str() + "\n  FAILED: " + why;
+    return r;
+  };
+
+  std::vector<Tensor> ts;
+  try {
+    for (const LayoutInput &in : ins) ts.push_back(build_engine(in));
+  } catch (const std::exception &e) {
+    return fail(std::string("building the input layout in the engine threw: ") + e.what());
+  }
+  std::optional<HostTensor> got;
+  std::string eng_error;
+  bool loom_error = false;
+  try {
+    Tensor::manual_seed(spec.seed);  // rand/randn: the same case draws the same numbers (reproducible shrinking)
+    got = op.engine(ts, attrs).to_host();
+  } catch (const Error &e) {
+    eng_error = e.what();
+    loom_error = true;
+  } catch (const std::exception &e) {
+    eng_error = std::string("non-loom::Error exception: ") + e.what();
+  }
+
+  if (!op.supports(spec.dtype)) {
+    const std::string torch_says = want ? "torch accepts it" : "torch rejects it too";
+    if (got) return fail(std::string("dtype ") + dtype_name(spec.dtype) + " is unsupported by the op table entry, but the engine accepted it (" + torch_says + ")");
+    if (!loom_error) return fail("unsupported dtype: expected loom::Error, got " + eng_error);
+    if (eng_error.find(dtype_name(spec.dtype)) == std::string::npos)
+      return fail(std::string("unsupported dtype: the error does not name ") + dtype_name(spec.dtype) + ": " + eng_error);
+    r.outcome = Outcome::Unsupported;
+    r.summary = first_line(eng_error) + " (" + torch_says + ")";
+    return r;
+  }
+  if (!op.ref_op.empty() && !want) {
+    if (loom_error) {
+      r.summary = "both reject: " + first_line(eng_error);
+      return r;
+    }
+    if (!got) return fail("torch rejects (" + ref_error + "); the engine threw a non-loom error: " + eng_error);
+    return fail("torch rejects (" + ref_error + ") but the engine returned " + geometry_str(*got) + " " + values_str(*got));
+  }
+  if (!got) return fail("the engine threw: " + eng_error);
+  std::optional<std::string> bad;
+  if (op.check == Check::Values) {
+    bad = compare(*got, *want, tolerance_for(op, *want, views));
+  } else if (op.check == Check::ShapeDtype) {
+    if (got->shape != want->shape || got->dtype != want->dtype)
+      bad = std::string("expected ") + dtype_name(want->dtype) + " " + shape_str(want->shape) + ", got " +
+            dtype_name(got->dtype) + " " + shape_str(got->shape);
+  } else {
+    bad = check_without_reference(op, spec, *got);
+  }
+  if (bad) return fail(*bad);
+  return r;
+}
+
+}  // namespace
+
+CaseResult run_case(const CaseSpec &spec) {
+  CaseResult r = run_case_quietly(spec);
+  // LOOM_CONFORMANCE_VERBOSE=1: one line per case, to see what the generators produce.
+  static const bool verbose = std::getenv("LOOM_CONFORMANCE_VERBOSE") != nullptr;
+  if (verbose)
+    std::cerr << outcome_name(r.outcome) << " " << spec.op->name << " " << dtype_name(spec.dtype) << " "
+              << shape_str(spec.shape) << " seed " << spec.seed << (r.summary.empty() ? "" : ": ") << r.summary << "\n";
+  return r;
+}
+
+}  // namespace loom::conformance

@@ -1,0 +1,118 @@
+// The op table covers the public API, and the layout generators build what
+// they claim (checked against torch alone, so these pass before the engine does).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "layouts.h"
+#include "op_table.h"
+
+#ifndef LOOM_SOURCE_DIR
+#error "LOOM_SOURCE_DIR must point at the repository root"
+#endif
+
+namespace loom::conformance {
+namespace {
+
+// Hand-maintained: every public Tensor op. A new method in tensor.h fails
+// EveryPublicOpHasAnEntry until it is listed here (or excluded below) and has an entry.
+const std::set<std::string> kPublicOps = {
+    "empty", "zeros", "ones", "full", "arange", "rand", "randn",
+    "reshape", "permute", "expand", "pad", "shrink", "flip", "slice", "as_strided", "transpose", "contiguous",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_not", "where", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
+    "cos", "tanh", "sigmoid", "relu", "erf", "gelu", "cast",
+    "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin"};
+
+// Methods that compute no values of their own: properties, realization, host I/O, RNG seeding.
+const std::set<std::string> kNotOps = {"shape", "ndim",    "numel",   "size",        "dtype",
+                                       "uop",   "str",     "realize", "to_host",     "item",
+                                       "from_host", "from_vector", "manual_seed"};
+
+// Method names declared in `class Tensor { ... };` of tensor.h.
+std::set<std::string> header_methods() {
+  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/engine/include/loom/tensor.h");
+  EXPECT_TRUE(in) << "cannot read tensor.h under " << LOOM_SOURCE_DIR;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string src = std::regex_replace(ss.str(), std::regex("//[^\n]*"), "");
+  const size_t begin = src.find("class Tensor {");
+  EXPECT_NE(begin, std::string::npos) << "no `class Tensor {` in tensor.h";
+  const size_t end = src.find("\n};", begin);
+  // Drop inline bodies ({ return ...; }) so calls inside them do not look like declarations.
+  const std::string body = std::regex_replace(src.substr(begin + 14, end - begin - 14), std::regex(R"(\{[^{}]*\})"), ";");
+  // A declaration: return type, then name( ; constructors and operators are skipped.
+  const std::regex decl(R"(([A-Za-z_][\w:<>,&*\s]*?)[\s&*]([a-z_][a-z0-9_]*)\s*\()");
+  std::set<std::string> names;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), decl); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[2];
+    if (name != "operator") names.insert(name);
+  }
+  return names;
+}
+
+TEST(OpTable, EveryPublicOpHasAnEntry) {
+  const std::set<std::string> declared = header_methods();
+  EXPECT_GT(declared.size(), 40u) << "the tensor.h parser found too few methods";
+  for (const std::string &m : declared) {
+    EXPECT_TRUE(kPublicOps.count(m) || kNotOps.count(m))
+        << "Tensor::" << m << " is declared in tensor.h but neither listed in kPublicOps nor excluded";
+  }
+  for (const std::string &m : kPublicOps) {
+    EXPECT_TRUE(declared.count(m)) << "kPublicOps lists " << m << ", which tensor.h no longer declares";
+    bool found = false;
+    for (const OpEntry &e : op_table()) found |= e.method == m;
+    EXPECT_TRUE(found) << "Tensor::" << m << " has no op table entry (conformance/op_table_*.cpp)";
+  }
+}
+
+TEST(OpTable, EntriesAreWellFormed) {
+  for (const OpEntry &e : op_table()) {
+    SCOPED_TRACE(e.name);
+    EXPECT_TRUE(kPublicOps.count(e.method)) << "entry for an unknown method " << e.method;
+    EXPECT_TRUE(e.engine);
+    EXPECT_TRUE(e.domain);
+    EXPECT_FALSE(e.dtypes.empty());
+    EXPECT_EQ(e.inputs_for(DType::Float32).size(), static_cast<size_t>(e.arity));
+    if (e.check == Check::Values || e.check == Check::ShapeDtype) {
+      EXPECT_TRUE(reference::knows(e.ref_op)) << e.ref_op;
+    }
+  }
+}
+
+// Each layout's HostTensor geometry is the view torch builds from the same steps,
+// and its values are the ones the steps select.
+TEST(Layouts, MatchTheirStepsInTorch) {
+  const std::vector<Shape> shapes = {{}, {5}, {2, 3}, {3, 1, 4}, {2, 0, 3}, {2, 3, 2, 2}, {1, 2, 1, 2, 1, 2}};
+  uint64_t seed = 1;
+  for (Layout l : kAllLayouts)
+    for (const Shape &s : shapes)
+      for (DType dt : {DType::Float32, DType::Int8, DType::BFloat16}) {
+        SCOPED_TRACE(std::string(layout_name(l)) + " " + shape_str(s) + " " + dtype_name(dt));
+        Rng rng(seed++);
+        LayoutInput in = plan_layout(l, s, dt, rng);
+        fill_storage(in.base, {-50, 50}, rng);
+        ASSERT_EQ(in.view.shape, s);
+        const HostTensor via_steps = reference::apply_view_chain(in.base, in.steps);
+        const HostTensor via_view = reference::run("contiguous", {in.view});
+        EXPECT_FALSE(compare(via_steps, via_view, {0, 0})) << in.str();
+        const bool reversed = std::any_of(in.view.strides.begin(), in.view.strides.end(), [](int64_t x) { return x < 0; });
+        if (reversed) continue;  // torch copies there; nothing to compare
+        const reference::ViewInfo info = reference::view_chain_info(in.base, in.steps);
+        EXPECT_EQ(info.storage_numel, in.view.storage_numel()) << in.str();
+        if (shape_numel(s) > 0) {
+          EXPECT_EQ(info.offset, in.view.offset) << in.str();
+        }
+        for (size_t d = 0; d < s.size(); ++d) {
+          if (s[d] > 1) {
+            EXPECT_EQ(info.strides[d], in.view.strides[d]) << in.str() << " dim " << d;
+          }
+        }
+      }
+}
+
+}  // namespace
+}  // namespace loom::conformance

@@ -1,0 +1,59 @@
+#include "rc_support.h"
+
+#include <chrono>
+#include <optional>
+#include <sstream>
+
+#include "rapidcheck/detail/Configuration.h"
+
+namespace loom::conformance {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+std::optional<Clock::time_point> first_failure;
+
+}  // namespace
+
+std::string &program_path() {
+  static std::string path = "loom_conformance";
+  return path;
+}
+
+void shrink_guard() {
+  if (first_failure &&
+      std::chrono::duration<double>(Clock::now() - *first_failure).count() > kShrinkBudgetSeconds)
+    RC_DISCARD("shrink time budget spent");
+}
+
+void note_failure() {
+  if (!first_failure) first_failure = Clock::now();
+}
+
+void run_property(const rc::detail::Property &property) {
+  using namespace rc::detail;
+  const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string id = std::string(info->test_suite_name()) + "." + info->name();
+  first_failure.reset();
+  TestMetadata metadata;
+  metadata.id = id;
+  metadata.description = id;
+  const TestResult result = checkProperty(property, metadata);
+  first_failure.reset();
+  if (result.is<SuccessResult>()) {
+    if (!result.get<SuccessResult>().distribution.empty()) printResultMessage(result, std::cout);
+    std::cout << std::endl;
+    return;
+  }
+  std::ostringstream msg;
+  printResultMessage(result, msg);
+  FailureResult failure;
+  if (result.match(failure)) {
+    Configuration repro;
+    repro.reproduce[id] = failure.reproduce;
+    msg << "\n\nreproduce: RC_PARAMS=\"" << configToMinimalString(repro) << "\" " << program_path()
+        << " --gtest_filter='" << id << "'\n";
+  }
+  ADD_FAILURE() << msg.str();
+}
+
+}  // namespace loom::conformance

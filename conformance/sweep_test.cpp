@@ -1,0 +1,57 @@
+// The deterministic sweep: every op-table entry over every dtype x layout,
+// once each, on a fixed shape. Feeds the coverage report.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "coverage.h"
+#include "harness.h"
+
+namespace loom::conformance {
+namespace {
+
+// Rank 4 (so channels_last is NHWC) with a size-1 dim; 24 elements.
+const Shape kSweepShape = {2, 3, 1, 4};
+constexpr int kMaxReportedFailures = 5;
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const OpEntry &e : op_table()) names.push_back(e.name);
+  return names;
+}
+
+class OpSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpSweep, EveryDTypeAndLayout) {
+  const OpEntry &op = *find_op(GetParam());
+  clear_sweep_results(op.name);
+  std::vector<CellResult> cells;
+  int failures = 0;
+  for (DType dt : kAllDTypes) {
+    std::vector<std::vector<Layout>> layout_sets;
+    if (op.arity == 0) layout_sets.push_back({});
+    for (Layout l : kAllLayouts)
+      if (op.arity > 0) layout_sets.push_back({l});
+    for (const auto &ls : layout_sets) {
+      CaseSpec spec;
+      spec.op = &op;
+      spec.dtype = dt;
+      spec.shape = clamp_numel(kSweepShape, op.max_numel);
+      spec.layouts = ls;
+      spec.seed = std::hash<std::string>{}(op.name + "/" + dtype_name(dt) + "/" + (ls.empty() ? "-" : layout_name(ls[0])));
+      const CaseResult r = run_case(spec);
+      cells.push_back({op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]), outcome_name(r.outcome),
+                       r.outcome == Outcome::Pass ? "" : r.summary});
+      if (r.outcome == Outcome::Fail && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
+    }
+  }
+  write_sweep_results(op.name, cells);
+  if (failures > kMaxReportedFailures)
+    ADD_FAILURE() << failures << " cells failed in all (first " << kMaxReportedFailures << " shown); see coverage.md";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpSweep, ::testing::ValuesIn(op_names()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+}  // namespace
+}  // namespace loom::conformance
