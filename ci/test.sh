@@ -16,5 +16,11 @@ ci/build.sh
 
 status=0
 ci/check_file_size.sh || status=$?
+# Properties run a fixed seed here so a landing never depends on luck; set
+# RC_PARAMS yourself (e.g. RC_PARAMS=seed=123) to explore other cases.
+export RC_PARAMS=${RC_PARAMS:-seed=20261122}
 ctest --test-dir "$build_dir" --output-on-failure -j2 || status=$?
+if [[ -f "$build_dir/conformance/coverage.md" ]]; then
+  grep -m1 -o 'coverage: [^*]*' "$build_dir/conformance/coverage.md" || true
+fi
 exit "$status"

@@ -35,25 +35,48 @@ RunStats &stats() {
   return s;
 }
 
-std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
-  double t0 = now_ms();
-  Schedule sched = create_schedule(outputs);
-  if (sched.items.empty()) return sched.results;
+namespace {
 
+struct Lowered {
   std::vector<codegen::Program> programs;
-  std::string source = renderer::c_prelude();
-  std::vector<std::string> names;
+  std::vector<RenderedKernel> kernels;
+};
+
+Lowered lower_schedule(const Schedule &sched) {
+  Lowered out;
   for (auto &item : sched.items) {
     std::vector<DType> dts;
     for (auto &b : item.bufs) dts.push_back(b->dtype);
-    auto lowered = codegen::lower(item.ast);
-    programs.push_back(codegen::linearize(lowered, item.name, dts));
-    std::string src = renderer::render_c(programs.back());
-    if (debug_level() >= 4) std::cerr << "--- AST " << item.name << "\n" << item.ast->str() << "--- linear\n"
-                                      << codegen::program_str(programs.back());
-    if (debug_level() >= 3) std::cerr << src;
-    source += src;
-    names.push_back(item.name);
+    out.programs.push_back(codegen::linearize(codegen::lower(item.ast), item.name, dts));
+    out.kernels.push_back({item.name, item.ast->str(), codegen::program_str(out.programs.back()),
+                           renderer::render_c(out.programs.back())});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
+  return lower_schedule(create_schedule(outputs)).kernels;
+}
+
+std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
+  double t0 = now_ms();
+  Schedule sched = create_schedule(outputs);
+  if (sched.items.empty()) {
+    commit(sched);
+    return sched.results;
+  }
+
+  Lowered lowered = lower_schedule(sched);
+  auto &programs = lowered.programs;
+  std::string source = renderer::c_prelude();
+  std::vector<std::string> names;
+  for (auto &k : lowered.kernels) {
+    if (debug_level() >= 4) std::cerr << "--- AST " << k.name << "\n" << k.ast << "--- linear\n" << k.linear;
+    if (debug_level() >= 3) std::cerr << k.c_source;
+    source += k.c_source;
+    names.push_back(k.name);
   }
   auto compiled = runtime::compile_c(source, names);
   if (compiled.compiled) stats().kernels_compiled += static_cast<int64_t>(names.size());
@@ -83,6 +106,7 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
                    static_cast<long long>(global), ms, flops / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12));
     }
   }
+  commit(sched);
   if (debug_level() >= 1)
     std::fprintf(stderr, "realize: %zu kernel%s in %.3f ms\n", sched.items.size(), sched.items.size() == 1 ? "" : "s",
                  now_ms() - t0);

@@ -185,14 +185,18 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
       continue;
     }
     UOpRef bv = tensor::buffer_view(buffer_of.at(b.get()), shape_of(b));
-    remember_realized(b, bv);
-    if (raw_outputs[i] != o) remember_realized(base_of(raw_outputs[i]), bv);
+    sched.realizes.push_back({b, bv});
+    if (raw_outputs[i] != o) sched.realizes.push_back({base_of(raw_outputs[i]), bv});
     if (o->op == Op::View)
       sched.results.push_back(tensor::view(bv, o->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(bv))));
     else
       sched.results.push_back(bv);
   }
   return sched;
+}
+
+void commit(const Schedule &sched) {
+  for (auto &[node, bv] : sched.realizes) remember_realized(node, bv);
 }
 
 }  // namespace loom::schedule

@@ -23,8 +23,12 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;  // in dependency order
   std::vector<UOpRef> results;      // per requested output: a VIEW of a realized buffer
+  // Lazy nodes and the buffer views that hold them once the items have run.
+  std::vector<std::pair<UOpRef, UOpRef>> realizes;
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);
+// After the items ran: later schedules read these buffers instead of recomputing.
+void commit(const Schedule &sched);
 
 }  // namespace loom::schedule
