@@ -130,14 +130,11 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     buffer_of[node.get()] = out;
     ScheduleItem item;
     item.bufs.push_back(out);
-    std::unordered_map<const UOp *, int64_t> slot_of;  // buffer identity -> DEFINE_GLOBAL slot
+    std::unordered_map<const uop::Buffer *, int64_t> slot_of;  // buffer -> DEFINE_GLOBAL slot
     auto global = [&](const std::shared_ptr<uop::Buffer> &b) {
-      auto it = slot_of.find(b.get() == nullptr ? nullptr : reinterpret_cast<const UOp *>(b.get()));
-      if (it != slot_of.end()) return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
-      int64_t slot = static_cast<int64_t>(item.bufs.size());
-      item.bufs.push_back(b);
-      slot_of[reinterpret_cast<const UOp *>(b.get())] = slot;
-      return UOp::make(Op::DefineGlobal, b->dtype, {}, slot);
+      auto [it, fresh] = slot_of.emplace(b.get(), static_cast<int64_t>(item.bufs.size()));
+      if (fresh) item.bufs.push_back(b);
+      return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
     };
     // Copy the node's graph into kernel form: realized sources become loads.
     std::unordered_map<const UOp *, UOpRef> memo;
