@@ -56,20 +56,4 @@ void fill_storage(HostTensor &h, const Domain &d, Rng &rng) {
   for (int64_t i = 0; i < flat.shape[0]; ++i) flat.set(i, draw_value(h.dtype, d, rng));
 }
 
-int64_t shape_numel(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-std::vector<int64_t> row_major_strides(const Shape &s) {
-  std::vector<int64_t> st(s.size());
-  int64_t acc = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    st[i] = acc;
-    acc *= std::max<int64_t>(s[i], 1);
-  }
-  return st;
-}
-
 }  // namespace loom::conformance

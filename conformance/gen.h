@@ -40,7 +40,7 @@ double draw_value(DType dt, const Domain &d, Rng &rng);
 // Writes random values in `d` to every element of h's storage (not only the view).
 void fill_storage(HostTensor &h, const Domain &d, Rng &rng);
 
-int64_t shape_numel(const Shape &s);
-std::vector<int64_t> row_major_strides(const Shape &s);
+using loom::shape_numel;  // from loom/host.h
+using loom::row_major_strides;
 
 }  // namespace loom::conformance

@@ -39,6 +39,8 @@ struct HostTensor {
 };
 
 std::string shape_str(const Shape &shape);  // "(2, 3)"; "()" for 0-d
+int64_t shape_numel(const Shape &shape);
+std::vector<int64_t> row_major_strides(const Shape &shape);  // size-0 dims count as 1
 
 // float16 / bfloat16 bit conversions (round to nearest even).
 uint16_t float_to_half_bits(float f);

@@ -70,13 +70,13 @@ std::string shape_str(const Shape &shape) {
   return os.str();
 }
 
-namespace {
-int64_t prod(const Shape &s) {
+int64_t shape_numel(const Shape &s) {
   int64_t n = 1;
   for (auto d : s) n *= d;
   return n;
 }
-std::vector<int64_t> row_major(const Shape &s) {
+
+std::vector<int64_t> row_major_strides(const Shape &s) {
   std::vector<int64_t> st(s.size());
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
@@ -85,10 +85,9 @@ std::vector<int64_t> row_major(const Shape &s) {
   }
   return st;
 }
-}  // namespace
 
 HostTensor HostTensor::contiguous(DType dtype, const Shape &shape) {
-  return strided(dtype, shape, row_major(shape), 0, prod(shape));
+  return strided(dtype, shape, row_major_strides(shape), 0, shape_numel(shape));
 }
 
 HostTensor HostTensor::strided(DType dtype, const Shape &shape, const std::vector<int64_t> &strides, int64_t offset,
@@ -111,7 +110,7 @@ HostTensor HostTensor::strided(DType dtype, const Shape &shape, const std::vecto
   return t;
 }
 
-int64_t HostTensor::numel() const { return prod(shape); }
+int64_t HostTensor::numel() const { return shape_numel(shape); }
 int64_t HostTensor::storage_numel() const {
   return storage ? static_cast<int64_t>(storage->size() / itemsize(dtype)) : 0;
 }
