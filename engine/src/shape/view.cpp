@@ -12,15 +12,7 @@ int64_t prod(const Shape &s) {
   return n;
 }
 
-Strides contiguous_strides(const Shape &s) {
-  Strides st(s.size(), 0);
-  int64_t acc = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    st[i] = s[i] == 1 ? 0 : acc;
-    acc *= s[i];
-  }
-  return st;
-}
+Strides contiguous_strides(const Shape &s) { return row_major_strides(s); }
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -32,8 +24,6 @@ View View::create(const Shape &shape, std::optional<Strides> strides, int64_t of
   v.strides = strides ? *strides : contiguous_strides(shape);
   LOOM_CHECK(v.strides.size() == shape.size(), "view rank mismatch");
   v.offset = offset;
-  for (size_t d = 0; d < shape.size(); d++)
-    if (shape[d] == 1) v.strides[d] = 0;
   if (mask) {
     LOOM_CHECK(mask->size() == shape.size(), "mask rank mismatch");
     bool full = true, empty = false;
@@ -67,7 +57,14 @@ View View::create(const Shape &shape, std::optional<Strides> strides, int64_t of
   return v;
 }
 
-bool View::contiguous() const { return offset == 0 && !mask && strides == contiguous_strides(shape); }
+// Size-1 dims keep whatever stride torch would report; they never move the index.
+bool View::contiguous() const {
+  if (offset != 0 || mask) return false;
+  Strides want = contiguous_strides(shape);
+  for (size_t d = 0; d < shape.size(); d++)
+    if (shape[d] != 1 && strides[d] != want[d]) return false;
+  return true;
+}
 
 bool View::empty() const {
   if (numel() == 0) return true;
@@ -148,7 +145,7 @@ View View::flip(const std::vector<bool> &dims) const {
   int64_t off = offset;
   std::optional<Mask> m = mask;
   for (size_t d = 0; d < shape.size(); d++) {
-    if (!dims[d] || shape[d] == 0) continue;
+    if (!dims[d] || shape[d] <= 1) continue;
     off += (shape[d] - 1) * strides[d];
     st[d] = -strides[d];
     if (m) (*m)[d] = {shape[d] - (*m)[d].second, shape[d] - (*m)[d].first};

@@ -15,7 +15,7 @@ using Strides = std::vector<int64_t>;
 using Mask = std::vector<std::pair<int64_t, int64_t>>;
 
 int64_t prod(const Shape &s);
-Strides contiguous_strides(const Shape &s);  // row-major; size-1 dims get 0
+Strides contiguous_strides(const Shape &s);  // row-major, as torch computes them
 
 struct View {
   Shape shape;
@@ -23,8 +23,9 @@ struct View {
   int64_t offset = 0;
   std::optional<Mask> mask;  // nullopt = every element valid
 
-  // Canonical form: size-1 dims have stride 0, a full mask is dropped, an
-  // empty view (a 0-size dim or an empty mask) has zero strides and offset.
+  // Strides are kept as torch would report them (size-1 dims included: torch's
+  // memory-format heuristics read them); a full mask is dropped; a fully masked
+  // view has zero strides and offset.
   static View create(const Shape &shape, std::optional<Strides> strides = std::nullopt, int64_t offset = 0,
                      std::optional<Mask> mask = std::nullopt);
 

@@ -13,6 +13,72 @@ Tensor with_tracker(const Tensor &t, const shape::ShapeTracker &st) { return mak
 std::string dims_str(const Dims &d) { return shape_str(d); }
 }  // namespace
 
+namespace {
+// The order (outermost first) in which torch lays out a copy made "like" a
+// view with these strides: dims sorted by stride, largest outermost; stride-0
+// dims compare as ambiguous and keep their place; equal strides put the larger
+// size outside. (torch allocates flip's output this way, preserving the input's
+// memory layout; loom does not copy, but as_strided after a flip addresses it.)
+Dims copy_layout_order(const Shape &sizes, const std::vector<int64_t> &strides) {
+  int64_t n = static_cast<int64_t>(sizes.size());
+  Dims perm(n);  // innermost first
+  for (int64_t i = 0; i < n; i++) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    int64_t s0 = strides[d0], s1 = strides[d1];
+    if (s0 == 0 || s1 == 0) return 0;
+    if (s0 != s1) return s0 < s1 ? -1 : 1;
+    return sizes[d0] > sizes[d1] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; i++) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; d0--) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return Dims(perm.rbegin(), perm.rend());
+}
+}  // namespace
+
+namespace {
+// A copy point whose storage holds `value` in the dim order `order` (outermost first).
+Tensor copy_with_layout(const Tensor &value, const Dims &order) {
+  Dims inverse(order.size());
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); i++) {
+    inverse[order[i]] = static_cast<int64_t>(i);
+    identity &= order[i] == static_cast<int64_t>(i);
+  }
+  if (identity) return make_tensor(copy_point(value.uop()));
+  return make_tensor(copy_point(value.permute(order).uop())).permute(inverse);
+}
+
+// torch's suggest_memory_format: a 4-d (5-d) input whose strides look
+// channels-last gets a channels-last copy (N, H, W, C order), else row-major.
+Dims pad_layout_order(const Shape &sizes, const shape::ShapeTracker &st) {
+  Dims order(sizes.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  if ((sizes.size() != 4 && sizes.size() != 5) || !st.single_plain()) return order;
+  const auto &strides = st.views[0].strides;
+  Dims probe = sizes.size() == 4 ? Dims{1, 3, 2, 0} : Dims{1, 4, 3, 2, 0};
+  if (strides[1] == 0) return order;
+  int64_t min = 0;
+  for (auto d : probe) {
+    if (sizes[d] == 0 || strides[d] < min) return order;
+    if (d == 0 && min == strides[1]) return order;  // ambiguous N111-like: row-major
+    min = strides[d] * (sizes[d] > 1 ? sizes[d] : 1);
+  }
+  order.erase(order.begin() + 1);
+  order.push_back(1);
+  return order;
+}
+}  // namespace
+
 Tensor Tensor::reshape(const Shape &new_shape) const {
   Shape s = new_shape;
   int64_t infer = -1, known = 1;
@@ -109,13 +175,15 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   DType dt = dtype();
   if (value.kind == Scalar::Kind::Float && !is_float(dt))
     throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
-  Tensor padded = make_tensor(copy_point(with_tracker(*this, tracker_of(uop()).pad(pads)).uop()));
-  if (value.to_double() == 0) return padded;
+  Dims order = pad_layout_order(shape(), tracker_of(uop()));
+  Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
+  if (value.to_double() == 0) return copy_with_layout(padded, order);
   // Masked-out elements read 0; a non-zero fill selects the value there.
   Tensor valid = make_tensor(view(UOp::const_(DType::Bool, 1),
                                   shape::ShapeTracker::from_shape({}).reshape(Shape(ndim(), 1)).expand(shape())));
   valid = with_tracker(valid, tracker_of(valid.uop()).pad(pads));
-  return make_tensor(uop::where(valid.uop(), padded.uop(), const_tensor(value.to_double(), dt, padded.shape())));
+  return copy_with_layout(
+      make_tensor(uop::where(valid.uop(), padded.uop(), const_tensor(value.to_double(), dt, padded.shape()))), order);
 }
 
 Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) const {
@@ -131,38 +199,6 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) co
   return with_tracker(*this, tracker_of(uop()).shrink(bounds));
 }
 
-namespace {
-// The order (outermost first) in which torch lays out a copy made "like" a
-// view with these strides: dims sorted by stride, largest outermost; stride-0
-// dims compare as ambiguous and keep their place; equal strides put the larger
-// size outside. (torch allocates flip's output this way, preserving the input's
-// memory layout; loom does not copy, but as_strided after a flip addresses it.)
-Dims copy_layout_order(const Shape &sizes, const std::vector<int64_t> &strides) {
-  int64_t n = static_cast<int64_t>(sizes.size());
-  Dims perm(n);  // innermost first
-  for (int64_t i = 0; i < n; i++) perm[i] = n - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    int64_t s0 = strides[d0], s1 = strides[d1];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 != s1) return s0 < s1 ? -1 : 1;
-    return sizes[d0] > sizes[d1] ? 1 : 0;
-  };
-  for (int64_t i = 1; i < n; i++) {
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; d0--) {
-      int c = should_swap(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  return Dims(perm.rbegin(), perm.rend());
-}
-}  // namespace
-
 Tensor Tensor::flip(const Dims &dims) const {
   std::vector<bool> f(ndim(), false);
   for (auto d : dims) {
@@ -171,14 +207,12 @@ Tensor Tensor::flip(const Dims &dims) const {
     if (f[w]) throw Error("flip: dim " + std::to_string(w) + " appears multiple times in the list of dims");
     f[w] = true;
   }
-  // torch's flip always returns a fresh tensor, even when it reverses nothing.
+  // torch's flip always returns a fresh tensor, even when it reverses nothing,
+  // laid out in its input's stride order.
   auto st = tracker_of(uop());
   Tensor flipped = with_tracker(*this, st.flip(f));
   if (!st.single_plain() || ndim() < 2) return make_tensor(copy_point(flipped.uop()));
-  Dims order = copy_layout_order(shape(), st.views[0].strides), inverse(order.size());
-  for (size_t i = 0; i < order.size(); i++) inverse[order[i]] = static_cast<int64_t>(i);
-  UOpRef marked = copy_point(flipped.permute(order).uop());
-  return make_tensor(marked).permute(inverse);
+  return copy_with_layout(flipped, copy_layout_order(shape(), st.views[0].strides));
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
