@@ -175,7 +175,12 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   DType dt = dtype();
   if (value.kind == Scalar::Kind::Float && !is_float(dt))
     throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
-  Dims order = pad_layout_order(shape(), tracker_of(uop()));
+  // torch pads into a fresh tensor (channels-last when the input looks so);
+  // with nothing to pad it clones, keeping the input's stride order.
+  auto st = tracker_of(uop());
+  bool nothing = std::all_of(pads.begin(), pads.end(), [](auto p) { return p.first == 0 && p.second == 0; });
+  Dims order = nothing && st.single_plain() ? copy_layout_order(shape(), st.views[0].strides)
+                                            : pad_layout_order(shape(), st);
   Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
   if (value.to_double() == 0) return copy_with_layout(padded, order);
   // Masked-out elements read 0; a non-zero fill selects the value there.
