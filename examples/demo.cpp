@@ -91,6 +91,8 @@ int run() {
 }  // namespace
 
 int main() {
+  // Line-buffered stdout: the engine's LOOM_DEBUG lines (stderr) then interleave in order when piped.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     return run();
   } catch (const std::exception &e) {
