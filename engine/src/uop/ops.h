@@ -33,8 +33,6 @@ enum class Op : uint8_t {
 };
 
 const char *op_name(Op op);
-bool is_unary(Op op);
-bool is_binary(Op op);
 bool is_alu(Op op);
 bool is_commutative(Op op);
 bool is_comparison(Op op);

@@ -20,11 +20,6 @@ UPat UPat::ops(std::vector<Op> os, std::vector<UPat> src, std::string name) {
   p.name_ = std::move(name);
   return p;
 }
-UPat UPat::named(std::string name) const {
-  UPat p = *this;
-  p.name_ = std::move(name);
-  return p;
-}
 
 UPat operator+(const UPat &a, const UPat &b) { return UPat::op(Op::Add, {a, b}); }
 UPat operator*(const UPat &a, const UPat &b) { return UPat::op(Op::Mul, {a, b}); }

@@ -19,7 +19,6 @@ class UPat {
   static UPat cvar(std::string name = "");                    // any Const
   static UPat op(Op op, std::vector<UPat> src = {}, std::string name = "");
   static UPat ops(std::vector<Op> ops, std::vector<UPat> src = {}, std::string name = "");
-  UPat named(std::string name) const;
 
   std::optional<std::vector<Op>> ops_;
   std::optional<std::vector<UPat>> src_;  // nullopt: any sources

@@ -21,8 +21,6 @@ const char *op_name(Op op) {
                                 "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "WHERE"};
   return names[static_cast<int>(op)];
 }
-bool is_unary(Op op) { return op >= Op::Neg && op <= Op::Not; }
-bool is_binary(Op op) { return op >= Op::Add && op <= Op::Xor; }
 bool is_alu(Op op) { return op >= Op::Neg; }
 bool is_commutative(Op op) {
   return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min || op == Op::CmpEq || op == Op::CmpNe ||
