@@ -10,9 +10,7 @@ namespace {
 
 Tensor iota(const Shape &shape, double scale = 1.0, double shift = 0.0) {
   std::vector<double> v;
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  for (int64_t i = 0; i < n; i++) v.push_back(i * scale + shift);
+  for (int64_t i = 0, n = shape_numel(shape); i < n; i++) v.push_back(i * scale + shift);
   return Tensor::from_vector(v, shape);
 }
 
@@ -80,12 +78,6 @@ TEST(Realize, RealizedNodesAreNotRecomputed) {
   z.to_host();
   EXPECT_EQ(run_stats().kernels_run, 1);
 }
-
-}  // namespace
-}  // namespace loom
-
-namespace loom {
-namespace {
 
 TEST(Runtime, LargeKernelsSplitAcrossThreadsMatchPlainLoops) {
   // Big enough to take the thread-pool path: each thread runs a slice of the outer loop.

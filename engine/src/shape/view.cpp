@@ -6,11 +6,7 @@
 
 namespace loom::shape {
 
-int64_t prod(const Shape &s) {
-  int64_t n = 1;
-  for (auto d : s) n *= d;
-  return n;
-}
+int64_t prod(const Shape &s) { return shape_numel(s); }
 
 Strides contiguous_strides(const Shape &s) { return row_major_strides(s); }
 

@@ -11,9 +11,6 @@ namespace {
 Tensor with_tracker(const Tensor &t, const shape::ShapeTracker &st) { return make_tensor(view(t.uop(), st)); }
 
 std::string dims_str(const Dims &d) { return shape_str(d); }
-}  // namespace
-
-namespace {
 // The order (outermost first) in which torch lays out a copy made "like" a
 // view with these strides: dims sorted by stride, largest outermost; stride-0
 // dims compare as ambiguous and keep their place; equal strides put the larger
@@ -43,9 +40,16 @@ Dims copy_layout_order(const Shape &sizes, const std::vector<int64_t> &strides) 
   }
   return Dims(perm.rbegin(), perm.rend());
 }
-}  // namespace
 
-namespace {
+// The layout torch keeps when it copies "preserving" the input (flip, clone):
+// the input's stride order, or row-major when the input is not one plain view.
+Dims preserved_order(const Shape &sizes, const shape::ShapeTracker &st) {
+  if (st.single_plain()) return copy_layout_order(sizes, st.views[0].strides);
+  Dims order(sizes.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  return order;
+}
+
 // A copy point whose storage holds `value` in the dim order `order` (outermost first).
 Tensor copy_with_layout(const Tensor &value, const Dims &order) {
   Dims inverse(order.size());
@@ -179,8 +183,7 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   // with nothing to pad it clones, keeping the input's stride order.
   auto st = tracker_of(uop());
   bool nothing = std::all_of(pads.begin(), pads.end(), [](auto p) { return p.first == 0 && p.second == 0; });
-  Dims order = nothing && st.single_plain() ? copy_layout_order(shape(), st.views[0].strides)
-                                            : pad_layout_order(shape(), st);
+  Dims order = nothing ? preserved_order(shape(), st) : pad_layout_order(shape(), st);
   Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
   if (value.to_double() == 0) return copy_with_layout(padded, order);
   // Masked-out elements read 0; a non-zero fill selects the value there.
@@ -215,9 +218,7 @@ Tensor Tensor::flip(const Dims &dims) const {
   // torch's flip always returns a fresh tensor, even when it reverses nothing,
   // laid out in its input's stride order.
   auto st = tracker_of(uop());
-  Tensor flipped = with_tracker(*this, st.flip(f));
-  if (!st.single_plain() || ndim() < 2) return make_tensor(copy_point(flipped.uop()));
-  return copy_with_layout(flipped, copy_layout_order(shape(), st.views[0].strides));
+  return copy_with_layout(with_tracker(*this, st.flip(f)), preserved_order(shape(), st));
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
