@@ -93,5 +93,16 @@ TEST(Runtime, LargeKernelsSplitAcrossThreadsMatchPlainLoops) {
   for (int64_t c = 0; c < cols; c += 23) EXPECT_FLOAT_EQ(colmax.get(c), static_cast<float>(((rows - 1) * cols + c) * 1e-5 - 0.1));
 }
 
+// A reduction over a view read backwards in every dim: GCC 12's -O2 loop
+// vectorizer summed this wrongly until kernels were built without it.
+TEST(Runtime, ReductionOverAFlippedViewMatchesPlainLoops) {
+  const std::vector<double> v = {0.5, -1.25, 2.0, 0.75, -0.5, 1.5, -2.0, 0.25};
+  Tensor x = Tensor::from_vector(v, {2, 1, 2, 2}).flip({0, 2, 3});
+  Tensor d = x.sub(Tensor::full({1, 1, 1, 1}, -0.281982421875));
+  double want = 0;
+  for (double e : v) want += (static_cast<float>(e) + 0.281982421875f) * (static_cast<float>(e) + 0.281982421875f);
+  EXPECT_NEAR(d.mul(d).sum().item(), want, 1e-5);
+}
+
 }  // namespace
 }  // namespace loom
