@@ -1,11 +1,14 @@
 // Elementwise ops: broadcasting, torch type promotion, then one ALU node.
 #include <cmath>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
 
 using namespace tensor;
+using autograd::Grads;
+using autograd::Saved;
 using uop::alu;
 
 namespace tensor {
@@ -94,36 +97,92 @@ Tensor in_float32(const Tensor &t, F f) {
 
 Tensor scalar_operand(const Tensor &t, const Scalar &s) { return scalar_tensor(s, result_type(t.dtype(), s)); }
 
+// maximum/minimum: ties split the gradient in half, as torch does.
+Grads extremum_grads(const Tensor &a, const Tensor &b, const Tensor &g, bool is_max) {
+  Tensor zero = Tensor::zeros({}, g.dtype());
+  Tensor shared = a.eq(b).where(g.div(2), g);
+  Tensor a_loses = is_max ? a.lt(b) : a.gt(b), b_loses = is_max ? a.gt(b) : a.lt(b);
+  return Grads{a_loses.where(zero, shared), b_loses.where(zero, shared)};
+}
+
+// A one-input op with its gradient rule rule(grad, input, output).
+template <typename F, typename R>
+Tensor unary_op(const char *name, const Tensor &x, F forward, R rule) {
+  return autograd::apply(name, {x}, forward, [in = Saved(x, name), rule](const Tensor &g, const Tensor &out) {
+    return Grads{rule(g, in.get(), out)};
+  });
+}
+
+// Rules that torch computes in float32 for half types (one rounding at the end).
+template <typename R>
+auto in_float32_rule(R rule) {
+  return [rule](const Tensor &g, const Tensor &x, const Tensor &out) {
+    DType dt = g.dtype();
+    if (dt != DType::Float16 && dt != DType::BFloat16) return rule(g, x, out);
+    return rule(g.cast(DType::Float32), x.cast(DType::Float32), out.cast(DType::Float32)).cast(dt);
+  };
+}
+
 }  // namespace
 
 Tensor Tensor::add(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
-  return binary(*this, o, dt == DType::Bool ? Op::Or : Op::Add, "add", dt);
+  return autograd::apply(
+      "AddBackward", {*this, o}, [&] { return binary(*this, o, dt == DType::Bool ? Op::Or : Op::Add, "add", dt); },
+      [](const Tensor &g, const Tensor &) { return Grads{g, g}; });
 }
 Tensor Tensor::sub(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
   if (dtype() == DType::Bool || o.dtype() == DType::Bool)
     throw TypeError("sub: Subtraction, the `-` operator, with a bool tensor is not supported. Use the `^` or "
                     "`logical_xor()` operator instead; got " + describe(uop()) + " and " + describe(o.uop()));
-  return binary(*this, o, Op::Sub, "sub", dt);
+  return autograd::apply(
+      "SubBackward", {*this, o}, [&] { return binary(*this, o, Op::Sub, "sub", dt); },
+      [](const Tensor &g, const Tensor &) { return Grads{g, g.neg()}; });
 }
 Tensor Tensor::mul(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
-  return binary(*this, o, dt == DType::Bool ? Op::And : Op::Mul, "mul", dt);
+  return autograd::apply(
+      "MulBackward", {*this, o}, [&] { return binary(*this, o, dt == DType::Bool ? Op::And : Op::Mul, "mul", dt); },
+      [a = Saved(*this, "MulBackward"), b = Saved(o, "MulBackward")](const Tensor &g, const Tensor &) {
+        return Grads{g.mul(b.get()), g.mul(a.get())};
+      });
 }
 Tensor Tensor::div(const Tensor &o) const {
-  return binary(*this, o, Op::Div, "div", float_result(tensor::result_type(*this, o)));
+  return autograd::apply(
+      "DivBackward", {*this, o}, [&] { return binary(*this, o, Op::Div, "div", float_result(tensor::result_type(*this, o))); },
+      [a = Saved(*this, "DivBackward"), b = Saved(o, "DivBackward")](const Tensor &g, const Tensor &) {
+        Tensor bv = b.get();
+        return Grads{g.div(bv), g.neg().mul(a.get()).div(bv.mul(bv))};
+      });
 }
 Tensor Tensor::pow(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
   if (dt == DType::Bool) unsupported_dtype("pow", dt);
-  return binary(*this, o, Op::Pow, "pow", dt);
+  return autograd::apply(
+      "PowBackward", {*this, o}, [&] { return binary(*this, o, Op::Pow, "pow", dt); },
+      [a = Saved(*this, "PowBackward"), b = Saved(o, "PowBackward")](const Tensor &g, const Tensor &out) {
+        // torch: exponent 0 gives the base no gradient; a zero base with a
+        // non-negative exponent gives the exponent none.
+        Tensor x = a.get(), e = b.get(), zero = Tensor::zeros({}, g.dtype());
+        Tensor ga = e.eq(zero).where(zero, g.mul(e.mul(x.pow(e.sub(Tensor::ones({}, e.dtype()))))));
+        Tensor gb = x.eq(zero).logical_and(e.ge(zero)).where(zero, g.mul(out.mul(x.log())));
+        return Grads{ga, gb};
+      });
 }
 Tensor Tensor::maximum(const Tensor &o) const {
-  return binary(*this, o, Op::Max, "maximum", tensor::result_type(*this, o));
+  return autograd::apply(
+      "MaximumBackward", {*this, o}, [&] { return binary(*this, o, Op::Max, "maximum", tensor::result_type(*this, o)); },
+      [a = Saved(*this, "MaximumBackward"), b = Saved(o, "MaximumBackward")](const Tensor &g, const Tensor &) {
+        return extremum_grads(a.get(), b.get(), g, true);
+      });
 }
 Tensor Tensor::minimum(const Tensor &o) const {
-  return binary(*this, o, Op::Min, "minimum", tensor::result_type(*this, o));
+  return autograd::apply(
+      "MinimumBackward", {*this, o}, [&] { return binary(*this, o, Op::Min, "minimum", tensor::result_type(*this, o)); },
+      [a = Saved(*this, "MinimumBackward"), b = Saved(o, "MinimumBackward")](const Tensor &g, const Tensor &) {
+        return extremum_grads(a.get(), b.get(), g, false);
+      });
 }
 Tensor Tensor::eq(const Tensor &o) const { return binary(*this, o, Op::CmpEq, "eq", tensor::result_type(*this, o)); }
 Tensor Tensor::ne(const Tensor &o) const { return binary(*this, o, Op::CmpNe, "ne", tensor::result_type(*this, o)); }
@@ -138,8 +197,16 @@ Tensor Tensor::logical_not() const { return make_tensor(alu(Op::Not, cast_to(uop
 Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
   DType dt = tensor::result_type(a, b);
   Shape out = broadcast_shapes(broadcast_shapes(shape(), a.shape(), "where"), b.shape(), "where");
-  return make_tensor(uop::where(cast_to(expand(out).uop(), DType::Bool), cast_to(a.expand(out).uop(), dt),
-                                cast_to(b.expand(out).uop(), dt)));
+  return autograd::apply(
+      "WhereBackward", {*this, a, b},
+      [&] {
+        return make_tensor(uop::where(cast_to(expand(out).uop(), DType::Bool), cast_to(a.expand(out).uop(), dt),
+                                      cast_to(b.expand(out).uop(), dt)));
+      },
+      [c = detach()](const Tensor &g, const Tensor &) {
+        Tensor zero = Tensor::zeros({}, g.dtype());
+        return Grads{std::nullopt, c.where(g, zero), c.where(zero, g)};
+      });
 }
 
 Tensor Tensor::add(Scalar o) const { return add(scalar_operand(*this, o)); }
@@ -161,45 +228,109 @@ Tensor Tensor::neg() const {
   if (dtype() == DType::Bool)
     throw TypeError("neg: Negation, the `-` operator, on a bool tensor is not supported. Use the `~` or "
                     "`logical_not()` operator instead; got " + describe(uop()));
-  return make_tensor(alu(Op::Neg, uop()));
+  return unary_op("NegBackward", *this, [&] { return make_tensor(alu(Op::Neg, uop())); },
+                  [](const Tensor &g, const Tensor &, const Tensor &) { return g.neg(); });
 }
 Tensor Tensor::abs() const {
   no_bool(*this, "abs");
-  return make_tensor(alu(Op::Abs, uop()));
+  return unary_op("AbsBackward", *this, [&] { return make_tensor(alu(Op::Abs, uop())); },
+                  [](const Tensor &g, const Tensor &x, const Tensor &) {
+                    Tensor zero = Tensor::zeros({}, x.dtype());
+                    return g.mul(x.gt(zero).cast(g.dtype()).sub(x.lt(zero).cast(g.dtype())));
+                  });
 }
-Tensor Tensor::exp() const { return unary_float(*this, Op::Exp); }
-Tensor Tensor::log() const { return unary_float(*this, Op::Log); }
-Tensor Tensor::sqrt() const { return unary_float(*this, Op::Sqrt); }
+Tensor Tensor::exp() const {
+  return unary_op("ExpBackward", *this, [&] { return unary_float(*this, Op::Exp); },
+                  [](const Tensor &g, const Tensor &, const Tensor &out) { return g.mul(out); });
+}
+Tensor Tensor::log() const {
+  return unary_op("LogBackward", *this, [&] { return unary_float(*this, Op::Log); },
+                  [](const Tensor &g, const Tensor &x, const Tensor &) { return g.div(x); });
+}
+Tensor Tensor::sqrt() const {
+  return unary_op("SqrtBackward", *this, [&] { return unary_float(*this, Op::Sqrt); },
+                  [](const Tensor &g, const Tensor &, const Tensor &out) { return g.div(out.mul(2)); });
+}
 Tensor Tensor::rsqrt() const {
-  return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.sqrt().uop())); });
+  return unary_op(
+      "RsqrtBackward", *this,
+      [&] { return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.sqrt().uop())); }); },
+      [](const Tensor &g, const Tensor &, const Tensor &out) { return g.mul(out.pow(3)).mul(-0.5); });
 }
-Tensor Tensor::sin() const { return unary_float(*this, Op::Sin); }
-Tensor Tensor::cos() const { return unary_float(*this, Op::Cos); }
-Tensor Tensor::tanh() const { return unary_float(*this, Op::Tanh); }
-Tensor Tensor::erf() const { return unary_float(*this, Op::Erf); }
+Tensor Tensor::sin() const {
+  return unary_op("SinBackward", *this, [&] { return unary_float(*this, Op::Sin); },
+                  [](const Tensor &g, const Tensor &x, const Tensor &) { return g.mul(x.cos()); });
+}
+Tensor Tensor::cos() const {
+  return unary_op("CosBackward", *this, [&] { return unary_float(*this, Op::Cos); },
+                  [](const Tensor &g, const Tensor &x, const Tensor &) { return g.mul(x.sin().neg()); });
+}
+Tensor Tensor::tanh() const {
+  return unary_op("TanhBackward", *this, [&] { return unary_float(*this, Op::Tanh); },
+                  [](const Tensor &g, const Tensor &, const Tensor &out) {
+                    return g.mul(Tensor::ones({}, out.dtype()).sub(out.mul(out)));
+                  });
+}
+Tensor Tensor::erf() const {
+  return unary_op("ErfBackward", *this, [&] { return unary_float(*this, Op::Erf); },
+                  [](const Tensor &g, const Tensor &x, const Tensor &) {
+                    return g.mul(x.mul(x).neg().exp().mul(M_2_SQRTPI));
+                  });
+}
 
 Tensor Tensor::sigmoid() const {
-  return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.neg().exp().add(1).uop())); });
+  return unary_op(
+      "SigmoidBackward", *this,
+      [&] { return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.neg().exp().add(1).uop())); }); },
+      in_float32_rule([](const Tensor &g, const Tensor &, const Tensor &out) {
+        return g.mul(Tensor::ones({}, out.dtype()).sub(out).mul(out));
+      }));
 }
 
 Tensor Tensor::relu() const {
   if (dtype() == DType::Bool) unsupported_dtype("relu", dtype());
-  return maximum(scalar_tensor(0, dtype()));
+  // torch's threshold_backward: no gradient where the output is not positive.
+  return unary_op("ReluBackward", *this, [&] { return maximum(scalar_tensor(0, dtype())); },
+                  [](const Tensor &g, const Tensor &, const Tensor &out) {
+                    return out.gt(Tensor::zeros({}, out.dtype())).where(g, Tensor::zeros({}, g.dtype()));
+                  });
 }
 
 Tensor Tensor::gelu(const std::string &approximate) const {
   if (!is_float(dtype())) unsupported_dtype("gelu", dtype());
-  if (approximate == "none")
-    return in_float32(*this, [](const Tensor &x) { return x.mul(x.mul(M_SQRT1_2).erf().add(1)).mul(0.5); });
-  if (approximate == "tanh")
+  if (approximate != "none" && approximate != "tanh")
+    throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  const bool exact = approximate == "none";
+  constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
+  constexpr double kKappa = 0.044715;
+  auto forward = [&] {
+    if (exact) return in_float32(*this, [](const Tensor &x) { return x.mul(x.mul(M_SQRT1_2).erf().add(1)).mul(0.5); });
     return in_float32(*this, [](const Tensor &x) {
-      Tensor inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(std::sqrt(2.0 / M_PI));
+      Tensor inner = x.add(x.mul(x).mul(x).mul(kKappa)).mul(kBeta);
       return x.mul(inner.tanh().add(1)).mul(0.5);
     });
-  throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  };
+  // torch's gelu_backward formulas.
+  return unary_op("GeluBackward", *this, forward, in_float32_rule([exact](const Tensor &g, const Tensor &x, const Tensor &) {
+                    if (exact) {
+                      Tensor cdf = x.mul(M_SQRT1_2).erf().add(1).mul(0.5);
+                      Tensor pdf = x.mul(x).mul(-0.5).exp().mul(M_2_SQRTPI * M_SQRT1_2 * 0.5);
+                      return g.mul(cdf.add(x.mul(pdf)));
+                    }
+                    Tensor x_sq = x.mul(x);
+                    Tensor tanh_inner = x.add(x_sq.mul(x).mul(kKappa)).mul(kBeta).tanh();
+                    Tensor left = x.mul(0.5), right = tanh_inner.add(1);
+                    Tensor right_derivative = left.mul(tanh_inner.mul(tanh_inner).neg().add(1));
+                    Tensor inner_derivative = x_sq.mul(3 * kKappa).add(1).mul(kBeta);
+                    return g.mul(right.mul(0.5).add(right_derivative.mul(inner_derivative)));
+                  }));
 }
 
-Tensor Tensor::cast(DType dt) const { return make_tensor(cast_to(uop(), dt)); }
+Tensor Tensor::cast(DType dt) const {
+  if (dt == dtype()) return *this;
+  return autograd::apply("ToCopyBackward", {*this}, [&] { return make_tensor(cast_to(uop(), dt)); },
+                         [](const Tensor &g, const Tensor &) { return Grads{g}; });
+}
 
 Tensor operator+(const Tensor &a, const Tensor &b) { return a.add(b); }
 Tensor operator-(const Tensor &a, const Tensor &b) { return a.sub(b); }

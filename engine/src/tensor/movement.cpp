@@ -1,11 +1,13 @@
 // Movement ops: each returns a new VIEW over the same base; nothing is copied.
 #include <algorithm>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
 
 using namespace tensor;
+using autograd::Grads;
 
 namespace {
 Tensor with_tracker(const Tensor &t, const shape::ShapeTracker &st) { return make_tensor(view(t.uop(), st)); }
@@ -81,6 +83,24 @@ Dims pad_layout_order(const Shape &sizes, const shape::ShapeTracker &st) {
   order.push_back(1);
   return order;
 }
+// pad's forward: a masked view laid out as torch lays out its fresh tensor.
+Tensor constant_pad(const Tensor &x, const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar value) {
+  DType dt = x.dtype();
+  // torch pads into a fresh tensor (channels-last when the input looks so);
+  // with nothing to pad it clones, keeping the input's stride order.
+  auto st = tracker_of(x.uop());
+  bool nothing = std::all_of(pads.begin(), pads.end(), [](auto p) { return p.first == 0 && p.second == 0; });
+  Dims order = nothing ? preserved_order(x.shape(), st) : pad_layout_order(x.shape(), st);
+  Tensor padded = with_tracker(x, tracker_of(x.uop()).pad(pads));
+  if (value.to_double() == 0) return copy_with_layout(padded, order);
+  // Masked-out elements read 0; a non-zero fill selects the value there.
+  Tensor valid = make_tensor(view(UOp::const_(DType::Bool, 1),
+                                  shape::ShapeTracker::from_shape({}).reshape(Shape(x.ndim(), 1)).expand(x.shape())));
+  valid = with_tracker(valid, tracker_of(valid.uop()).pad(pads));
+  return copy_with_layout(
+      make_tensor(uop::where(valid.uop(), padded.uop(), const_tensor(value.to_double(), dt, padded.shape()))), order);
+}
+
 }  // namespace
 
 Tensor Tensor::reshape(const Shape &new_shape) const {
@@ -108,9 +128,12 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
   if (s == shape()) return *this;
   auto st = tracker_of(uop());
   auto merged = st.reshape(s);
-  Tensor r = with_tracker(*this, merged);
   // A reshape that cannot stay one view is a copy in torch.
-  return merged.views.size() > st.views.size() ? make_tensor(copy_point(r.uop())) : r;
+  const bool copies = merged.views.size() > st.views.size();
+  Tensor r = with_tracker(*this, merged);
+  return autograd::record("ReshapeBackward", {*this}, copies ? make_tensor(copy_point(r.uop())) : r,
+                          [in = shape()](const Tensor &g, const Tensor &) { return Grads{g.reshape(in)}; },
+                          copies ? ViewReplay() : [s](const Tensor &t) { return t.reshape(s); });
 }
 
 Tensor Tensor::permute(const Dims &order) const {
@@ -125,7 +148,11 @@ Tensor Tensor::permute(const Dims &order) const {
     if (seen[o[i]]) throw Error("permute: dims " + dims_str(order) + " repeat dim " + std::to_string(o[i]));
     seen[o[i]] = true;
   }
-  return with_tracker(*this, tracker_of(uop()).permute(o));
+  Dims inverse(o.size());
+  for (size_t i = 0; i < o.size(); i++) inverse[o[i]] = static_cast<int64_t>(i);
+  return autograd::record("PermuteBackward", {*this}, with_tracker(*this, tracker_of(uop()).permute(o)),
+                          [inverse](const Tensor &g, const Tensor &) { return Grads{g.permute(inverse)}; },
+                          [o](const Tensor &t) { return t.permute(o); });
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -163,9 +190,15 @@ Tensor Tensor::expand(const Shape &target) const {
     if (padded[d] != want && padded[d] != 1) fail(static_cast<int64_t>(d), want, padded[d]);
     out[d] = want;
   }
-  Tensor t = lead ? reshape(padded) : *this;
-  if (out == padded) return t;
-  return with_tracker(t, tracker_of(t.uop()).expand(out));
+  if (out == cur) return *this;
+  // The engine sums the gradient back down to the input's shape.
+  return autograd::apply(
+      "ExpandBackward", {*this},
+      [&] {
+        Tensor t = lead ? reshape(padded) : *this;
+        return out == padded ? t : with_tracker(t, tracker_of(t.uop()).expand(out));
+      },
+      [](const Tensor &g, const Tensor &) { return Grads{g}; }, [out](const Tensor &t) { return t.expand(out); });
 }
 
 Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar value) const {
@@ -179,19 +212,11 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   DType dt = dtype();
   if (value.kind == Scalar::Kind::Float && !is_float(dt))
     throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
-  // torch pads into a fresh tensor (channels-last when the input looks so);
-  // with nothing to pad it clones, keeping the input's stride order.
-  auto st = tracker_of(uop());
-  bool nothing = std::all_of(pads.begin(), pads.end(), [](auto p) { return p.first == 0 && p.second == 0; });
-  Dims order = nothing ? preserved_order(shape(), st) : pad_layout_order(shape(), st);
-  Tensor padded = with_tracker(*this, tracker_of(uop()).pad(pads));
-  if (value.to_double() == 0) return copy_with_layout(padded, order);
-  // Masked-out elements read 0; a non-zero fill selects the value there.
-  Tensor valid = make_tensor(view(UOp::const_(DType::Bool, 1),
-                                  shape::ShapeTracker::from_shape({}).reshape(Shape(ndim(), 1)).expand(shape())));
-  valid = with_tracker(valid, tracker_of(valid.uop()).pad(pads));
-  return copy_with_layout(
-      make_tensor(uop::where(valid.uop(), padded.uop(), const_tensor(value.to_double(), dt, padded.shape()))), order);
+  std::vector<std::pair<int64_t, int64_t>> inside(pads.size());
+  for (size_t d = 0; d < pads.size(); d++) inside[d] = {pads[d].first, pads[d].first + shape()[d]};
+  return autograd::apply(
+      "ConstantPadNdBackward", {*this}, [&] { return constant_pad(*this, pads, value); },
+      [inside](const Tensor &g, const Tensor &) { return Grads{g.shrink(inside)}; });
 }
 
 Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) const {
@@ -204,7 +229,11 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) co
       throw IndexError("shrink: bounds (" + std::to_string(b) + ", " + std::to_string(e) + ") out of range for dim " +
                        std::to_string(d) + " of size " + std::to_string(shape()[d]) + " in " + describe(uop()));
   }
-  return with_tracker(*this, tracker_of(uop()).shrink(bounds));
+  std::vector<std::pair<int64_t, int64_t>> pads(bounds.size());
+  for (size_t d = 0; d < bounds.size(); d++) pads[d] = {bounds[d].first, shape()[d] - bounds[d].second};
+  return autograd::record("SliceBackward", {*this}, with_tracker(*this, tracker_of(uop()).shrink(bounds)),
+                          [pads](const Tensor &g, const Tensor &) { return Grads{g.pad(pads)}; },
+                          [bounds](const Tensor &t) { return t.shrink(bounds); });
 }
 
 Tensor Tensor::flip(const Dims &dims) const {
@@ -218,7 +247,8 @@ Tensor Tensor::flip(const Dims &dims) const {
   // torch's flip always returns a fresh tensor, even when it reverses nothing,
   // laid out in its input's stride order.
   auto st = tracker_of(uop());
-  return copy_with_layout(with_tracker(*this, st.flip(f)), preserved_order(shape(), st));
+  return autograd::record("FlipBackward", {*this}, copy_with_layout(with_tracker(*this, st.flip(f)), preserved_order(shape(), st)),
+                          [dims](const Tensor &g, const Tensor &) { return Grads{g.flip(dims)}; });
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
@@ -244,15 +274,105 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
     b[d] = {0, 0};
     return shrink(b);
   }
-  // A negative step reads the flipped dim forward (torch would flip, i.e. copy, first).
-  Tensor t = step > 0 ? *this : flip({d});
-  b[d] = {first, first + (count - 1) * k + 1};
-  t = t.shrink(b);
-  if (k == 1) return t;
-  std::vector<int64_t> steps(ndim(), 1);
-  steps[d] = k;
-  return with_tracker(t, tracker_of(t.uop()).step(steps));
+  auto forward = [&] {
+    // A negative step reads the flipped dim forward (torch would flip, i.e. copy, first).
+    Tensor t = step > 0 ? *this : flip({d});
+    b[d] = {first, first + (count - 1) * k + 1};
+    t = t.shrink(b);
+    if (k == 1) return t;
+    std::vector<int64_t> steps(ndim(), 1);
+    steps[d] = k;
+    return with_tracker(t, tracker_of(t.uop()).step(steps));
+  };
+  // The gradient lands on every k-th element from `first` (of the flipped dim for step < 0).
+  return autograd::apply(
+      "SliceBackward", {*this}, forward,
+      [d, n, first, k, reversed = step < 0](const Tensor &g, const Tensor &) {
+        Shape s = g.shape();
+        s.insert(s.begin() + d + 1, 1);
+        std::vector<std::pair<int64_t, int64_t>> widen(s.size(), {0, 0});
+        widen[d + 1] = {0, k - 1};
+        Shape spread = g.shape();
+        spread[d] *= k;
+        Tensor t = g.reshape(s).pad(widen).reshape(spread);  // g[i] at i * k, zeros between
+        const int64_t len = first + spread[d];
+        std::vector<std::pair<int64_t, int64_t>> place(t.ndim(), {0, 0});
+        place[d] = {first, len < n ? n - len : 0};
+        t = t.pad(place);
+        if (len > n) {
+          std::vector<std::pair<int64_t, int64_t>> cut(t.ndim());
+          for (int64_t i = 0; i < t.ndim(); i++) cut[i] = {0, t.shape()[i]};
+          cut[d] = {0, n};
+          t = t.shrink(cut);
+        }
+        return Grads{reversed ? t.flip({d}) : t};
+      },
+      step > 0 ? ViewReplay([=](const Tensor &t) { return t.slice(dim, start, stop, step); }) : ViewReplay());
 }
+
+namespace {
+// Where as_strided reads: the storage node, its size, and this tensor's own
+// elements in it (for the backward).
+struct StridedStorage {
+  UOpRef base;
+  int64_t size = 0, offset = 0;
+  Shape shape;                   // the storage node's shape
+  shape::ShapeTracker elements;  // this tensor's view of it
+};
+
+// The storage is the base node's value (a buffer, or a lazy result torch would
+// have materialized) when the tensor is a plain view of it. Flips, pads and
+// non-mergeable reshapes are copies in torch, so there the storage is the
+// contiguous value of the tensor. A broadcast constant has no storage of its
+// own here: it is materialized at its current shape.
+StridedStorage strided_storage(const Tensor &x) {
+  autograd::NoGradGuard no_grad;
+  StridedStorage s;
+  s.base = base_of(x.uop());
+  auto st = tracker_of(x.uop());
+  bool plain = s.base->op != Op::Const && st.single_plain() &&
+               std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t v) { return v >= 0; });
+  if (plain) {
+    s.shape = shape_of(s.base);
+    s.size = shape::prod(s.shape);
+    s.offset = st.views[0].offset;
+    s.elements = st;
+    return s;
+  }
+  s.base = x.contiguous().uop();
+  s.size = x.numel();
+  if (s.base->op == Op::View) {  // already a contiguous view of a realized buffer
+    s.offset = tracker_of(s.base).views[0].offset;
+    s.base = base_of(s.base);
+    s.size = shape_of(s.base)[0];
+  }
+  s.shape = {s.size};
+  s.elements = shape::ShapeTracker::from_shape({s.size}).shrink({{s.offset, s.offset + x.numel()}}).reshape(x.shape());
+  return s;
+}
+
+// sum over every element of g into its flat storage index off + sum(i_d * stride_d):
+// a one-hot compare against arange(n), reduced over g's dims.
+Tensor scatter_add_strided(const Tensor &g, const std::vector<int64_t> &stride, int64_t off, int64_t n) {
+  const Shape &size = g.shape();
+  const int64_t k = g.ndim();
+  Tensor idx = Tensor::full(Shape(k, 1), static_cast<long long>(off), DType::Int64);
+  for (int64_t d = 0; d < k; d++) {
+    Shape s(k, 1);
+    s[d] = size[d];
+    idx = idx.add(Tensor::arange(size[d]).mul(static_cast<long long>(stride[d])).reshape(s));
+  }
+  Shape with_n = size, n_last(k, 1);
+  with_n.push_back(1);
+  n_last.push_back(n);
+  Tensor hit = idx.expand(size).reshape(with_n).eq(Tensor::arange(n).reshape(n_last));
+  Tensor spread = hit.where(g.reshape(with_n), Tensor::zeros({}, g.dtype()));
+  if (k == 0) return spread;
+  Dims dims(k);
+  for (int64_t d = 0; d < k; d++) dims[d] = d;
+  return spread.sum(dims);
+}
+}  // namespace
 
 Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
                           std::optional<int64_t> storage_offset) const {
@@ -266,39 +386,38 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
       throw Error("as_strided: Negative strides are not supported at the moment, got strides: " + shape_str(stride));
   if (storage_offset && *storage_offset < 0)
     throw Error("as_strided: Tensor: invalid storage offset " + std::to_string(*storage_offset));
-  // The storage is the base node's value (a buffer, or a lazy result torch would
-  // have materialized) when this tensor is a plain view of it. Flips, pads and
-  // non-mergeable reshapes are copies in torch, so there the storage is the
-  // contiguous value of this tensor. A broadcast constant has no storage of its
-  // own here: it is materialized at its current shape.
-  UOpRef base = base_of(uop());
-  auto st = tracker_of(uop());
-  bool plain = base->op != Op::Const && st.single_plain() &&
-               std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t s) { return s >= 0; });
-  int64_t storage_size = 0, cur_offset = 0;
-  if (plain) {
-    storage_size = shape::prod(shape_of(base));
-    cur_offset = st.views[0].offset;
-  } else {
-    base = contiguous().uop();
-    storage_size = numel();
-    if (base->op == Op::View) {  // already a contiguous view of a realized buffer
-      cur_offset = tracker_of(base).views[0].offset;
-      base = base_of(base);
-      storage_size = shape_of(base)[0];
-    }
-  }
-  int64_t off = storage_offset ? *storage_offset : cur_offset;
+  StridedStorage st = strided_storage(*this);
+  int64_t off = storage_offset ? *storage_offset : st.offset;
   int64_t need = 1 + off;
   bool empty = shape::prod(size) == 0;
   for (size_t i = 0; i < size.size(); i++) need += (size[i] - 1) * stride[i];
-  if (!empty && need > storage_size)
+  if (!empty && need > st.size)
     throw Error("as_strided: sizes " + shape_str(size) + ", strides " + shape_str(stride) + ", storage offset " +
                 std::to_string(off) + " require a storage of " + std::to_string(need) +
-                " elements, out of bounds for the storage of " + std::to_string(storage_size) + " elements of " +
+                " elements, out of bounds for the storage of " + std::to_string(st.size) + " elements of " +
                 describe(uop()));
-  // Directly over `base`: it may be a copy point (a VIEW), which view() would look through.
-  return make_tensor(UOp::make(Op::View, base->dtype, {base}, shape::ShapeTracker{{shape::View::create(size, stride, off)}}));
+  // Directly over the base: it may be a copy point (a VIEW), which view() would look through.
+  Tensor out = make_tensor(
+      UOp::make(Op::View, st.base->dtype, {st.base}, shape::ShapeTracker{{shape::View::create(size, stride, off)}}));
+  // Backward: scatter-add into the storage (windows may overlap), then read
+  // this tensor's elements back out of it.
+  return autograd::record(
+      "AsStridedBackward", {*this}, out,
+      [stride, off, st](const Tensor &g, const Tensor &) {
+        Tensor storage = scatter_add_strided(g, stride, off, st.size);
+        // Where this tensor's own elements overlap (a windowed view), each
+        // storage element's gradient is shared evenly between its aliases, as torch does.
+        if (st.elements.single_plain()) {
+          const shape::View &v = st.elements.views[0];
+          Tensor count = scatter_add_strided(Tensor::ones(v.shape, g.dtype()), v.strides, v.offset, st.size);
+          storage = storage.div(count.maximum(Tensor::ones({}, g.dtype())));
+        }
+        storage = storage.reshape(st.shape);
+        UOpRef forced = UOp::make(Op::Contiguous, storage.dtype(), {storage.uop()});
+        return Grads{make_tensor(view(forced, st.elements))};
+      },
+      st.base == base_of(uop()) ? ViewReplay([=](const Tensor &t) { return t.as_strided(size, stride, off); })
+                                : ViewReplay());
 }
 
 }  // namespace loom

@@ -2,11 +2,13 @@
 // then a reshape when keepdim is false.
 #include <algorithm>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
 
 using namespace tensor;
+using autograd::Grads;
 
 namespace {
 
@@ -27,8 +29,42 @@ Dims normalize_dims(const Tensor &t, const Dims &dims, const char *op) {
   return out;
 }
 
+// Gradient of a reduction, given the gradient and the result with the reduced dims kept.
+Tensor reduce_backward(Op op, const Tensor &x, const Tensor &g, const Tensor &out) {
+  const Shape &in = x.shape();
+  if (op == Op::Add) return g.expand(in);
+  if (op == Op::Max || op == Op::Min) {  // shared evenly between ties, as torch's amax/amin
+    Tensor hit = x.eq(out.expand(in)).cast(g.dtype());
+    Dims axes;
+    for (int64_t d = 0; d < x.ndim(); d++)
+      if (out.shape()[d] != in[d]) axes.push_back(d);
+    Tensor count = axes.empty() ? hit : hit.sum(axes, true);
+    return g.expand(in).mul(hit).div(count.expand(in));
+  }
+  // Mul: the product of the other elements. With no zero that is out / x; with
+  // one zero only the zero's slot gets the product of the rest; with more, none.
+  Dims axes;
+  for (int64_t d = 0; d < x.ndim(); d++)
+    if (out.shape()[d] != in[d]) axes.push_back(d);
+  Tensor zero = x.eq(Tensor::zeros({}, x.dtype()));
+  Tensor zeros = axes.empty() ? zero.cast(DType::Int64) : zero.sum(axes, true);
+  Tensor rest = axes.empty() ? Tensor::ones(in, x.dtype()) : zero.where(Tensor::ones({}, x.dtype()), x).prod(axes, true);
+  Tensor none = Tensor::zeros({}, x.dtype());
+  Tensor one_zero = zeros.eq(Tensor::ones({}, DType::Int64));
+  Tensor no_zero = zeros.eq(Tensor::zeros({}, DType::Int64));
+  Tensor safe_x = zero.where(Tensor::ones({}, x.dtype()), x);
+  Tensor other = zero.where(one_zero.where(rest, none), no_zero.where(out.expand(in).div(safe_x), none));
+  return g.expand(in).mul(other);
+}
+
 Tensor reduce(const Tensor &t, Op op, const Dims &axes, bool keepdim) {
-  Tensor r = axes.empty() ? t : make_tensor(UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()}, uop::ReduceArg{op, axes}));
+  Tensor r = axes.empty() ? t
+                          : autograd::record(op == Op::Add ? "SumBackward" : op == Op::Mul ? "ProdBackward" : op == Op::Max ? "AmaxBackward" : "AminBackward", {t},
+                                             make_tensor(UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()},
+                                                                   uop::ReduceArg{op, axes})),
+                                             [op, x = autograd::Saved(t, "ReduceBackward")](const Tensor &g, const Tensor &out) {
+                                               return Grads{reduce_backward(op, x.get(), g, out)};
+                                             });
   if (keepdim) return r;
   Shape s;
   for (int64_t i = 0; i < t.ndim(); i++)

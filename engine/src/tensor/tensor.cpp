@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "autograd/impl.h"
 #include "schedule/realize.h"
 #include "tensor/ops_util.h"
 
@@ -12,8 +13,10 @@ namespace loom {
 
 using namespace tensor;
 
-Tensor::Tensor() : uop_(const_tensor(0, DType::Float32, {})) {}
-Tensor::Tensor(UOpRef u) : uop_(std::move(u)) {}
+Tensor::Tensor() : Tensor(const_tensor(0, DType::Float32, {})) {}
+Tensor::Tensor(UOpRef u) : impl_(std::make_shared<TensorImpl>()) { impl_->uop = std::move(u); }
+
+const UOpRef &Tensor::uop() const { return impl_->uop; }
 
 namespace tensor {
 Tensor make_tensor(UOpRef u) { return Tensor(std::move(u)); }
@@ -87,31 +90,118 @@ Tensor Tensor::from_vector(const std::vector<double> &values, const Shape &shape
   return from_host(h);
 }
 
-const Shape &Tensor::shape() const { return shape_of(uop_); }
+const Shape &Tensor::shape() const { return shape_of(uop()); }
 int64_t Tensor::numel() const { return shape::prod(shape()); }
 int64_t Tensor::size(int64_t dim) const { return shape()[wrap_dim(dim, ndim(), "size")]; }
-DType Tensor::dtype() const { return uop_->dtype; }
+DType Tensor::dtype() const { return uop()->dtype; }
 
 std::string Tensor::str() const {
   return "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ")";
 }
 
+namespace {
+// The node itself when it already is a contiguous buffer or CONTIGUOUS result.
+UOpRef contiguous_uop(const UOpRef &u) {
+  const UOpRef &b = base_of(u);
+  if (b->op == Op::Buffer && tracker_of(u).contiguous() && shape::prod(shape_of(u)) == shape_of(b)[0]) return u;
+  if (b->op == Op::Contiguous && u == b) return u;
+  return UOp::make(Op::Contiguous, u->dtype, {u});
+}
+}  // namespace
+
 Tensor Tensor::contiguous() const {
-  const UOpRef &b = base_of(uop_);
-  if (b->op == Op::Buffer && tracker_of(uop_).contiguous() && shape::prod(shape()) == shape_of(b)[0]) return *this;
-  if (b->op == Op::Contiguous && uop_ == b) return *this;
-  return Tensor(UOp::make(Op::Contiguous, dtype(), {uop_}));
+  UOpRef c = contiguous_uop(uop());
+  if (c == uop()) return *this;
+  return autograd::record("CloneBackward", {*this}, Tensor(c),
+                          [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
 Tensor &Tensor::realize() {
-  uop_ = schedule::realize({uop_})[0];
+  impl_->uop = schedule::realize({uop()})[0];
+  return *this;
+}
+
+namespace {
+
+// Rebuilds every live view of `base` from the base's current value.
+void refresh_views(TensorImpl &base) {
+  autograd::NoGradGuard no_grad;
+  Tensor b(base.uop);
+  for (const auto &w : base.views)
+    if (auto v = w.lock()) v->uop = v->view_replay(b).uop();
+}
+
+double lowest(DType dt) {
+  switch (dt) {
+    case DType::Bool:
+    case DType::UInt8: return 0;
+    case DType::Int8: return -128;
+    case DType::Int16: return -32768;
+    case DType::Int32: return -2147483648.0;
+    case DType::Int64: return -9223372036854775808.0;
+    default: return -INFINITY;
+  }
+}
+
+// The base's value with a view's elements replaced by `value`. Replaying the
+// view over the base's flat indices tells which base element each view
+// element is; a one-hot max then places the new values (bit-exact: -0.0 and
+// NaN survive). Views that repeat an element (expand) keep the largest value
+// written to it; torch refuses such in-place updates.
+Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Tensor &value) {
+  const int64_t n = base.numel();
+  Tensor index = replay(Tensor::arange(n).reshape(base.shape()));
+  const int64_t m = index.numel();
+  if (m == 0) return base;  // an empty view writes nothing
+  // torch refuses to write through a broadcast (stride-0) dim of the view; the
+  // replayed view of the base's indices shows the view's strides in the base.
+  const auto st = tracker_of(index.uop());
+  if (st.single_plain())
+    for (size_t d = 0; d < index.shape().size(); d++)
+      if (index.shape()[d] > 1 && st.views[0].strides[d] == 0)
+        throw Error("unsupported operation: more than one element of the written-to tensor refers to a single "
+                    "memory location. Please clone() the tensor before performing the operation; view " +
+                    shape_str(value.shape()));
+  Tensor hit = index.reshape({m, 1}).eq(Tensor::arange(n).reshape({1, n}));
+  Tensor covered = hit.cast(DType::Int64).sum({0}).gt(Tensor::zeros({}, DType::Int64));
+  Tensor placed = hit.where(value.reshape({m, 1}), Tensor::full({}, lowest(base.dtype()), base.dtype())).amax({0});
+  return covered.where(placed, base.reshape({n})).reshape(base.shape());
+}
+
+}  // namespace
+
+Tensor &Tensor::assign(const Tensor &value) {
+  const bool grad_mode = autograd::is_grad_enabled();
+  if (grad_mode && is_leaf() && requires_grad())
+    throw Error("a leaf Variable that requires grad is being used in an in-place operation; " + str());
+  Tensor v = value.cast(dtype()).expand(shape());  // raises like torch when shapes do not broadcast
+  if (impl_->view_base) {
+    TensorImpl &base = *impl_->view_base;
+    if (grad_mode && (v.requires_grad() || base.requires_grad))
+      throw Error("assign: an in-place update through a view of a tensor that requires grad, or from a value that "
+                  "requires grad, is not supported; use it under autograd::NoGradGuard or assign the whole tensor; "
+                  "view " + str());
+    autograd::NoGradGuard no_grad;
+    base.uop = scatter_into_base(Tensor(base.uop), impl_->view_replay, v).uop();
+    ++*impl_->version;
+    refresh_views(base);
+    return *this;
+  }
+  // The new value replaces this tensor's graph; graphs built earlier keep reading the old one.
+  impl_->uop = v.uop();
+  if (grad_mode) {
+    impl_->grad_fn = TensorImpl::of(v)->grad_fn;
+    impl_->requires_grad = v.requires_grad();
+  }
+  ++*impl_->version;
+  refresh_views(*impl_);
   return *this;
 }
 
 HostTensor Tensor::to_host() const {
-  Tensor t = contiguous();
+  Tensor t(contiguous_uop(uop()));
   t.realize();
-  const UOpRef &b = base_of(t.uop_);
+  const UOpRef &b = base_of(t.uop());
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
   buf->allocate();  // an `empty` never written to reads as zeros
   HostTensor h = HostTensor::contiguous(dtype(), shape());

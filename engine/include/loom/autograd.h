@@ -1,0 +1,35 @@
+// Reverse-mode autograd, torch's way: ops record a node per differentiable
+// Tensor-level op (movement ops included), and backward walks them in reverse
+// topological order. Gradients are lazy tensors; backward() realizes the
+// leaves' grads together in one schedule.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "loom/tensor.h"
+
+namespace loom::autograd {
+
+bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+// torch.no_grad(): ops inside record nothing.
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(prev_); }
+  NoGradGuard(const NoGradGuard &) = delete;
+  NoGradGuard &operator=(const NoGradGuard &) = delete;
+
+ private:
+  bool prev_;
+};
+
+// torch.autograd.grad: d(sum of outputs[i] * grad_outputs[i]) / d(inputs[j]).
+// grad_outputs may be empty (each output must then have one element). An input
+// the outputs do not depend on raises unless allow_unused, which gives zeros.
+// Nothing is accumulated into .grad.
+std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
+                         const std::vector<Tensor> &grad_outputs = {}, bool allow_unused = false);
+
+}  // namespace loom::autograd

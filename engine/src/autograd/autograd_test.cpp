@@ -1,0 +1,139 @@
+// Autograd mechanics: accumulation, grad mode, detach, leaves and in-place
+// checks. Gradient values of each op are checked against libtorch in the
+// conformance suite (GradProperty, FiniteDifference); here only the plumbing.
+#include <gtest/gtest.h>
+
+#include "loom/autograd.h"
+#include "loom/tensor.h"
+
+namespace loom {
+namespace {
+
+std::vector<double> values(const Tensor &t) {
+  HostTensor h = t.to_host();
+  std::vector<double> v;
+  for (int64_t i = 0; i < h.numel(); ++i) v.push_back(h.get(i));
+  return v;
+}
+
+Tensor leaf(const std::vector<double> &v) {
+  return Tensor::from_vector(v, {static_cast<int64_t>(v.size())}).requires_grad_();
+}
+
+TEST(Autograd, BackwardAccumulatesIntoLeaves) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor y = x.mul(x).sum();
+  const std::vector<double> once = values(autograd::grad({y}, {x})[0]);
+  y.backward();
+  ASSERT_TRUE(x.grad());
+  EXPECT_EQ(values(*x.grad()), once);
+  x.mul(x).sum().backward();  // a second backward adds
+  std::vector<double> twice = once;
+  for (double &v : twice) v *= 2;
+  EXPECT_EQ(values(*x.grad()), twice);
+  x.set_grad(std::nullopt);
+  EXPECT_FALSE(x.grad());
+}
+
+TEST(Autograd, GradWithAGradientArgumentScalesTheResult) {
+  Tensor x = leaf({0.5, 1.5});
+  Tensor y = x.exp();
+  Tensor w = Tensor::from_vector({2, -1}, {2});
+  const auto g = values(autograd::grad({y}, {x}, {w})[0]);
+  const auto e = values(x.detach().exp());
+  EXPECT_DOUBLE_EQ(g[0], 2 * e[0]);
+  EXPECT_DOUBLE_EQ(g[1], -e[1]);
+  y.backward(w);
+  EXPECT_EQ(values(*x.grad()), g);
+}
+
+TEST(Autograd, NoGradDetachAndLeaves) {
+  Tensor x = leaf({1, 2});
+  {
+    autograd::NoGradGuard guard;
+    EXPECT_FALSE(x.mul(2).requires_grad());
+  }
+  Tensor y = x.mul(2);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.grad_fn_name(), "MulBackward");
+  EXPECT_FALSE(y.detach().requires_grad());
+  EXPECT_TRUE(y.detach().is_leaf());
+  // Integer outputs are never differentiable.
+  EXPECT_FALSE(x.argmax().requires_grad());
+  EXPECT_FALSE(x.gt(Tensor::zeros({2})).requires_grad());
+}
+
+TEST(Autograd, GradientsFlowOnlyToInputsThatRequireThem) {
+  Tensor x = leaf({1, 2});
+  Tensor c = Tensor::from_vector({3, 4}, {2});
+  Tensor y = x.mul(c).sum();
+  EXPECT_EQ(values(autograd::grad({y}, {x})[0]), values(c));
+  EXPECT_THROW(autograd::grad({y}, {c}), Error);
+}
+
+TEST(Autograd, Errors) {
+  Tensor x = leaf({1, 2});
+  EXPECT_THROW(Tensor::from_vector({1}, {1}, DType::Int64).requires_grad_(), Error);
+  EXPECT_THROW(x.mul(2).requires_grad_(false), Error);        // not a leaf
+  EXPECT_THROW(x.mul(2).backward(), Error);                   // not a scalar
+  EXPECT_THROW(Tensor::ones({1}).backward(), Error);          // does not require grad
+  EXPECT_THROW(x.assign(Tensor::zeros({2})), Error);           // in-place on a leaf that requires grad
+  Tensor unused = leaf({5});
+  EXPECT_THROW(autograd::grad({x.sum()}, {unused}), Error);
+  EXPECT_EQ(values(autograd::grad({x.sum()}, {unused}, {}, true)[0]), std::vector<double>{0});
+  EXPECT_THROW(autograd::grad({x.sum()}, {x}, {Tensor::ones({3})}), Error);  // grad_output shape
+}
+
+TEST(Autograd, InPlaceChangeOfASavedTensorRaisesAtBackward) {
+  Tensor x = leaf({1, 2});
+  Tensor h = x.add(1);           // a non-leaf that mul saves
+  Tensor y = h.mul(h).sum();
+  {
+    autograd::NoGradGuard guard;
+    h.assign(Tensor::zeros({2}));  // bumps h's version
+  }
+  EXPECT_EQ(h.version(), 1);
+  EXPECT_THROW(y.backward(), Error);
+}
+
+TEST(Autograd, AssignIsSeenByLaterReadsNotEarlierGraphs) {
+  Tensor a = Tensor::from_vector({1, 2}, {2});
+  Tensor before = a.mul(10);  // built before the assignment: keeps the old value, as torch computed it
+  Tensor alias = a;           // handles share the tensor
+  a.assign(Tensor::from_vector({5, 6}, {2}));
+  EXPECT_EQ(values(alias), (std::vector<double>{5, 6}));
+  EXPECT_EQ(values(before), (std::vector<double>{10, 20}));
+  EXPECT_EQ(values(a.add(1)), (std::vector<double>{6, 7}));
+}
+
+TEST(Autograd, AssignThroughAViewUpdatesTheBaseAndItsOtherViews) {
+  Tensor base = Tensor::arange(6).reshape({2, 3}).cast(DType::Float32);
+  Tensor row = base.slice(0, 1, 2);        // the second row
+  Tensor col = base.transpose(0, 1);       // another view of the same storage
+  Tensor every_other = base.reshape({6}).slice(0, 0, 6, 2);
+  row.assign(Tensor::full({1, 3}, -1.0));
+  EXPECT_EQ(values(base), (std::vector<double>{0, 1, 2, -1, -1, -1}));
+  EXPECT_EQ(values(col), (std::vector<double>{0, -1, 1, -1, 2, -1}));
+  every_other.assign(Tensor::full({3}, 7.0));
+  EXPECT_EQ(values(base), (std::vector<double>{7, 1, 7, -1, 7, -1}));
+  EXPECT_EQ(values(row), (std::vector<double>{-1, 7, -1}));
+  EXPECT_EQ(base.version(), 2);
+  EXPECT_EQ(row.version(), 2);  // views share the version counter
+  // A detached tensor shares storage too.
+  base.detach().assign(Tensor::zeros({2, 3}));
+  EXPECT_EQ(values(col), std::vector<double>(6, 0));
+}
+
+TEST(Autograd, AssignThroughAViewOfATensorThatRequiresGradRaises) {
+  Tensor x = Tensor::ones({3}).requires_grad_();
+  Tensor y = x.mul(2);
+  EXPECT_THROW(y.slice(0, 0, 1).assign(Tensor::zeros({1})), Error);
+  autograd::NoGradGuard guard;
+  Tensor x_view = x.slice(0, 0, 2);
+  x_view.assign(Tensor::zeros({2}));  // an optimizer-style update under no_grad
+  EXPECT_EQ(values(x), (std::vector<double>{0, 0, 1}));
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,253 @@
+// The backward engine: reverse topological walk over recorded nodes, gradient
+// accumulation, and the Tensor methods that expose it.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/impl.h"
+#include "schedule/realize.h"
+#include "tensor/graph.h"
+
+namespace loom {
+namespace autograd {
+
+namespace {
+thread_local bool grad_enabled = true;
+}
+
+bool is_grad_enabled() { return grad_enabled; }
+void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
+
+Saved::Saved(const Tensor &t, const char *op)
+    : value_(t.uop()), counter_(TensorImpl::of(t)->version), version_(*counter_), op_(op) {}
+
+Tensor Saved::get() const {
+  if (*counter_ != version_)
+    throw Error(std::string("one of the variables needed for gradient computation has been modified by an inplace "
+                            "operation: [") + dtype_name(value_.dtype()) + " " + shape_str(value_.shape()) +
+                "], which is output 0 of " + op_ + ", is at version " + std::to_string(*counter_) +
+                "; expected version " + std::to_string(version_) + " instead.");
+  return value_;
+}
+
+void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay) {
+  impl->version = of->version;
+  if (of->view_base) {  // a view of a view: replay from the root base
+    impl->view_base = of->view_base;
+    impl->view_replay = [first = of->view_replay, then = std::move(replay)](const Tensor &t) { return then(first(t)); };
+  } else {
+    impl->view_base = of;
+    impl->view_replay = std::move(replay);
+  }
+  auto &views = impl->view_base->views;
+  views.erase(std::remove_if(views.begin(), views.end(), [](const auto &w) { return w.expired(); }), views.end());
+  views.push_back(impl);
+}
+
+Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+              ViewReplay view) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->uop = out.uop();
+  if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
+  bool any = false;
+  for (const Tensor &t : inputs) any |= t.requires_grad();
+  if (!grad_enabled || !any || !is_float(out.dtype())) {
+    if (!impl->view_base) impl->version = TensorImpl::of(out)->version;
+    return TensorImpl::wrap(impl);
+  }
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  for (const Tensor &t : inputs) {
+    node->inputs.push_back(t.requires_grad() ? TensorImpl::of(t) : nullptr);
+    node->input_shapes.push_back(t.shape());
+    node->input_dtypes.push_back(t.dtype());
+  }
+  node->backward = std::move(backward);
+  node->out = out.uop();
+  impl->requires_grad = true;
+  impl->grad_fn = std::move(node);
+  return TensorImpl::wrap(impl);
+}
+
+Tensor sum_to(const Tensor &g, const Shape &shape) {
+  if (g.shape() == shape) return g;
+  const int64_t lead = g.ndim() - static_cast<int64_t>(shape.size());
+  LOOM_CHECK(lead >= 0, "gradient " + shape_str(g.shape()) + " cannot sum to " + shape_str(shape));
+  Dims dims;
+  for (int64_t i = 0; i < g.ndim(); i++)
+    if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(i);
+  Tensor r = dims.empty() ? g : g.sum(dims, true);
+  return r.reshape(shape);
+}
+
+namespace {
+
+using ImplPtr = std::shared_ptr<TensorImpl>;
+
+// Impls with a grad_fn reachable from the roots, outputs before their inputs.
+std::vector<TensorImpl *> reverse_topological(const std::vector<ImplPtr> &roots) {
+  std::vector<TensorImpl *> order;
+  std::unordered_set<TensorImpl *> seen;
+  std::vector<std::pair<TensorImpl *, size_t>> stack;
+  for (const ImplPtr &r : roots) {
+    if (!r->grad_fn || !seen.insert(r.get()).second) continue;
+    stack.push_back({r.get(), 0});
+    while (!stack.empty()) {
+      auto &[impl, next] = stack.back();
+      const auto &ins = impl->grad_fn->inputs;
+      if (next < ins.size()) {
+        TensorImpl *in = ins[next++].get();
+        if (in && in->grad_fn && seen.insert(in).second) stack.push_back({in, 0});
+        continue;
+      }
+      order.push_back(impl);
+      stack.pop_back();
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+Tensor default_grad_output(const Tensor &out) {
+  if (out.numel() != 1)
+    throw Error("grad can be implicitly created only for scalar outputs; got an output of shape " +
+                shape_str(out.shape()));
+  return Tensor::ones(out.shape(), out.dtype());
+}
+
+// The gradient reaching each impl, in the order they were first reached (so
+// what backward() realizes is scheduled deterministically).
+struct GradMap {
+  std::unordered_map<TensorImpl *, size_t> index;
+  std::vector<std::pair<TensorImpl *, Tensor>> items;
+
+  void accumulate(TensorImpl *impl, const Tensor &g) {
+    auto [it, fresh] = index.emplace(impl, items.size());
+    if (fresh) items.emplace_back(impl, g);
+    else items[it->second].second = items[it->second].second.add(g);
+  }
+  const Tensor *find(TensorImpl *impl) const {
+    auto it = index.find(impl);
+    return it == index.end() ? nullptr : &items[it->second].second;
+  }
+};
+
+// Runs the nodes and returns the gradient reaching every impl (leaves and intermediates).
+GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tensor> &grad_outputs) {
+  NoGradGuard guard;
+  GradMap grads;
+  std::vector<ImplPtr> roots;
+  for (size_t i = 0; i < outputs.size(); i++) {
+    const Tensor &out = outputs[i];
+    if (!out.requires_grad())
+      throw Error("element " + std::to_string(i) + " of tensors does not require grad and does not have a grad_fn");
+    Tensor g = i < grad_outputs.size() ? grad_outputs[i] : default_grad_output(out);
+    if (g.shape() != out.shape())
+      throw Error("Mismatch in shape: grad_output[" + std::to_string(i) + "] has a shape of " + shape_str(g.shape()) +
+                  " and output[" + std::to_string(i) + "] has a shape of " + shape_str(out.shape()) + ".");
+    roots.push_back(TensorImpl::of(out));
+    grads.accumulate(roots.back().get(), g.detach().cast(out.dtype()));
+  }
+  for (TensorImpl *impl : reverse_topological(roots)) {
+    const Tensor *g_out = grads.find(impl);
+    if (!g_out) continue;  // no gradient reached this node
+    const Node &node = *impl->grad_fn;
+    Grads in_grads = node.backward(Tensor(*g_out), Tensor(node.out));
+    LOOM_CHECK(in_grads.size() == node.inputs.size(),
+               node.name + " returned " + std::to_string(in_grads.size()) + " gradients for " +
+                   std::to_string(node.inputs.size()) + " inputs");
+    for (size_t i = 0; i < node.inputs.size(); i++) {
+      if (!node.inputs[i] || !in_grads[i]) continue;
+      Tensor g = sum_to(*in_grads[i], node.input_shapes[i]).cast(node.input_dtypes[i]);
+      grads.accumulate(node.inputs[i].get(), g);
+    }
+  }
+  return grads;
+}
+
+}  // namespace
+
+std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
+                         const std::vector<Tensor> &grad_outputs, bool allow_unused) {
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    throw Error("grad: got " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                std::to_string(outputs.size()) + " outputs");
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (!inputs[i].requires_grad())
+      throw Error("One of the differentiated Tensors (input " + std::to_string(i) + ") does not require grad");
+  auto grads = run_backward(outputs, grad_outputs);
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const Tensor *g = grads.find(TensorImpl::of(inputs[i]).get());
+    if (!g && !allow_unused)
+      throw Error("One of the differentiated Tensors (input " + std::to_string(i) +
+                  ") appears to not have been used in the graph. Set allow_unused=True if this is the desired "
+                  "behavior.");
+    result.push_back(g ? *g : Tensor::zeros(inputs[i].shape(), inputs[i].dtype()));
+  }
+  return result;
+}
+
+}  // namespace autograd
+
+using autograd::NoGradGuard;
+
+bool Tensor::requires_grad() const { return impl_->requires_grad; }
+
+Tensor &Tensor::requires_grad_(bool on) {
+  if (!is_leaf())
+    throw Error("requires_grad_: you can only change requires_grad flags of leaf variables; " + str() +
+                " has grad_fn " + grad_fn_name());
+  if (on && !is_float(dtype()))
+    throw Error(std::string("only Tensors of floating point dtype can require gradients; got ") + dtype_name(dtype()));
+  impl_->requires_grad = on;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return !impl_->grad_fn; }
+
+std::optional<Tensor> Tensor::grad() const {
+  if (!impl_->grad) return std::nullopt;
+  return TensorImpl::wrap(impl_->grad);
+}
+
+void Tensor::set_grad(std::optional<Tensor> g) {
+  if (g && (g->shape() != shape() || g->dtype() != dtype()))
+    throw Error("assigned grad has data of a different size or type: " + g->str() + " for " + str());
+  impl_->grad = g ? TensorImpl::of(*g) : nullptr;
+}
+
+std::string Tensor::grad_fn_name() const { return impl_->grad_fn ? impl_->grad_fn->name : ""; }
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->uop = impl_->uop;
+  autograd::register_view(impl, impl_, [](const Tensor &t) { return t; });  // shares storage, like torch's
+  return TensorImpl::wrap(impl);
+}
+
+void Tensor::backward(std::optional<Tensor> gradient) const {
+  std::vector<Tensor> gos;
+  if (gradient) gos.push_back(*gradient);
+  auto grads = autograd::run_backward({*this}, gos);
+  // Accumulate into the leaves that require grad, then realize them in one schedule.
+  std::vector<TensorImpl *> leaves;
+  std::vector<UOpRef> values;
+  NoGradGuard guard;
+  for (auto &[impl, g] : grads.items) {
+    if (impl->grad_fn || !impl->requires_grad) continue;
+    Tensor acc = impl->grad ? TensorImpl::wrap(impl->grad).add(g) : g;
+    leaves.push_back(impl);
+    values.push_back(acc.uop());
+  }
+  auto realized = schedule::realize(values);
+  for (size_t i = 0; i < leaves.size(); i++) {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->uop = realized[i];
+    leaves[i]->grad = impl;
+  }
+}
+
+int64_t Tensor::version() const { return *impl_->version; }
+
+}  // namespace loom

@@ -1,0 +1,105 @@
+// What a Tensor handle points at, and the recording side of autograd: ops run
+// their forward with recording off and attach one Node whose backward rule
+// maps the output's gradient to their inputs' gradients.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/autograd.h"
+#include "loom/tensor.h"
+#include "uop/uop.h"
+
+namespace loom {
+
+namespace autograd {
+struct Node;
+}
+// Rebuilds a view from its base (torch's view replay): the movement ops from
+// the base's value to the view's.
+using ViewReplay = std::function<Tensor(const Tensor &)>;
+
+struct TensorImpl {
+  UOpRef uop;
+  bool requires_grad = false;
+  std::shared_ptr<autograd::Node> grad_fn;  // null for leaves
+  std::shared_ptr<TensorImpl> grad;         // accumulated by backward() (leaves)
+  // Shared by a tensor and its views (torch's version counter): in-place
+  // updates bump it, and saved tensors check it when backward reads them.
+  std::shared_ptr<int64_t> version = std::make_shared<int64_t>(0);
+  // A view's base (the tensor whose storage it shares) and how to rebuild it
+  // from the base; the base lists its live views. An in-place update of either
+  // rewrites the base and rebuilds every view, so all of them see it.
+  std::shared_ptr<TensorImpl> view_base;
+  ViewReplay view_replay;
+  std::vector<std::weak_ptr<TensorImpl>> views;
+
+  static const std::shared_ptr<TensorImpl> &of(const Tensor &t) { return t.impl_; }
+  static Tensor wrap(std::shared_ptr<TensorImpl> impl) {
+    Tensor t;
+    t.impl_ = std::move(impl);
+    return t;
+  }
+};
+
+namespace autograd {
+
+using Grads = std::vector<std::optional<Tensor>>;
+// (gradient of the output, the output's value) -> one gradient per input, in
+// any shape that broadcasts to the input's (the engine sums it down and casts
+// it to the input's dtype); nullopt where the input gets none.
+using BackwardFn = std::function<Grads(const Tensor &grad, const Tensor &out)>;
+
+struct Node {
+  std::string name;
+  std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where no gradient is needed
+  std::vector<Shape> input_shapes;
+  std::vector<DType> input_dtypes;
+  BackwardFn backward;
+  UOpRef out;  // the output's value when recorded (a UOp, so the node does not own its output's impl)
+};
+
+// A tensor a backward rule reads: its value at record time, and the version
+// counter that must not have moved when backward runs (torch's check).
+class Saved {
+ public:
+  Saved(const Tensor &t, const char *op);
+  Tensor get() const;
+
+ private:
+  Tensor value_;
+  std::shared_ptr<int64_t> counter_;
+  int64_t version_;
+  const char *op_;
+};
+
+// Attaches a node to `out` when grad mode is on, `out` is floating point and
+// some input requires grad. Returns the handle to give the caller (a fresh
+// impl, so a forward that returned one of its inputs does not touch it).
+// `view` (set for movement ops that torch implements as views): rebuilds out
+// from inputs[0]; out then shares inputs[0]'s storage and version counter.
+Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+              ViewReplay view = nullptr);
+
+// Runs `forward` with recording off, then record()s it.
+template <typename F>
+Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, BackwardFn backward,
+             ViewReplay view = nullptr) {
+  Tensor out;
+  {
+    NoGradGuard guard;
+    out = forward();
+  }
+  return record(name, inputs, out, std::move(backward), view);
+}
+
+// Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage.
+void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay);
+
+// Sums a gradient down to `shape` (the inverse of broadcasting).
+Tensor sum_to(const Tensor &g, const Shape &shape);
+
+}  // namespace autograd
+}  // namespace loom
