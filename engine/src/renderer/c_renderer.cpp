@@ -173,13 +173,18 @@ class CRenderer {
       case Op::Mul: e = d == DType::Bool ? "(" + a + " & " + b + ")" : "(" + a + " * " + b + ")"; break;
       case Op::Div: e = "(" + a + " / " + b + ")"; break;
       case Op::IDiv: e = "(" + a + " / " + b + ")"; break;
-      case Op::Mod: e = "(" + a + " % " + b + ")"; break;
+      case Op::Mod: e = f ? std::string(dbl ? "fmod(" : "fmodf(") + a + ", " + b + ")" : "(" + a + " % " + b + ")"; break;
       case Op::Max: e = f ? std::string(dbl ? "loom_maxd(" : "loom_maxf(") + a + ", " + b + ")" : "(" + a + " > " + b + " ? " + a + " : " + b + ")"; break;
       case Op::Min: e = f ? std::string(dbl ? "loom_mind(" : "loom_minf(") + a + ", " + b + ")" : "(" + a + " < " + b + " ? " + a + " : " + b + ")"; break;
       case Op::Pow: e = f ? std::string(dbl ? "pow(" : "powf(") + a + ", " + b + ")" : "loom_ipow(" + a + ", " + b + ")"; break;
       case Op::And: e = "(" + a + " & " + b + ")"; break;
       case Op::Or: e = "(" + a + " | " + b + ")"; break;
       case Op::Xor: e = "(" + a + " ^ " + b + ")"; break;
+      // Shifts go through 64 bits (unsigned for <<, so it wraps) and truncate back.
+      case Op::Shl: e = "((" + b + ") < 0 || (" + b + ") > 63 ? 0 : (int64_t)((uint64_t)(" + a + ") << (" + b + ")))"; break;
+      case Op::Shr:
+        e = "((" + b + ") < 0 || (" + b + ") > 63 ? ((" + a + ") < 0 ? -1 : 0) : ((int64_t)(" + a + ") >> (" + b + ")))";
+        break;
       default: LOOM_CHECK(false, std::string("no C form for ") + uop::op_name(op));
     }
     if (!round) return f ? e : wrapped(d, e);
@@ -215,6 +220,7 @@ class CRenderer {
       case Op::Exp: return fn("exp");
       case Op::Log: return fn("log");
       case Op::Sqrt: return fn("sqrt");
+      case Op::Floor: return fn("floor");
       case Op::Sin: return fn("sin");
       case Op::Cos: return fn("cos");
       case Op::Tanh: return fn("tanh");

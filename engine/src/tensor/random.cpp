@@ -7,6 +7,8 @@
 
 namespace loom {
 
+using tensor::unsupported_dtype;
+
 namespace {
 std::atomic<uint64_t> g_seed{0x5eed};
 std::atomic<uint64_t> g_counter{0};
@@ -26,7 +28,7 @@ void philox(uint32_t ctr[4], uint32_t key[2]) {
   }
 }
 
-// Uniform values in [0, 1) with `bits` random bits each (the target type's
+// Uniform values in [0, 1) with `bits` (at most 32) random bits each (the target type's
 // mantissa precision, so rounding to it can never reach 1), 4 per Philox block.
 std::vector<double> uniform(int64_t n, int bits = 24) {
   uint64_t seed = g_seed.load(), draw = g_counter.fetch_add(1);
@@ -65,6 +67,60 @@ Tensor Tensor::randn(const Shape &shape, DType dtype) {
   for (int64_t i = 0; i < n; i++)  // Box-Muller; 1 - u keeps the log argument in (0, 1]
     v[i] = std::sqrt(-2.0 * std::log(1.0 - u[2 * i])) * std::cos(2.0 * M_PI * u[2 * i + 1]);
   return from_vector(v, shape, dtype);
+}
+
+namespace {
+std::vector<double> integers(int64_t n, int64_t low, int64_t high, DType dtype, const char *op) {
+  if (low >= high)
+    throw Error(std::string(op) + ": expects 'from' to be less than 'to', but got from=" + std::to_string(low) +
+                " >= to=" + std::to_string(high));
+  if (dtype == DType::Bool) unsupported_dtype(op, dtype);
+  auto u = uniform(n, 32);
+  std::vector<double> v(static_cast<size_t>(n));
+  const double span = static_cast<double>(high) - static_cast<double>(low);
+  for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(low) + std::floor(u[i] * span);
+  return v;
+}
+}  // namespace
+
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape &shape, DType dtype) {
+  return from_vector(integers(shape::prod(shape), low, high, dtype, "randint"), shape, dtype);
+}
+
+Tensor Tensor::randperm(int64_t n, DType dtype) {
+  if (n < 0) throw Error("randperm: n must be non-negative, got " + std::to_string(n));
+  if (dtype == DType::Bool) unsupported_dtype("randperm", dtype);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i);
+  auto u = uniform(n, 32);
+  for (int64_t i = n - 1; i > 0; i--)  // Fisher-Yates
+    std::swap(v[i], v[static_cast<int64_t>(u[i] * static_cast<double>(i + 1))]);
+  return from_vector(v, {n}, dtype);
+}
+
+Tensor &Tensor::uniform_(double from, double to) {
+  check_float(dtype(), "uniform_");
+  if (!(from <= to))
+    throw Error("uniform_: expects to return a [from, to) range, but found from=" + std::to_string(from) +
+                " > to=" + std::to_string(to));
+  // Drawn in float64 and rounded to the dtype; a value that rounds up to `to` becomes `from`.
+  HostTensor h = HostTensor::contiguous(dtype(), shape());
+  auto u = uniform(numel(), 32);
+  for (int64_t i = 0; i < numel(); i++) {
+    h.set(i, from + u[i] * (to - from));
+    if (h.get(i) >= to && to > from) h.set(i, from);
+  }
+  return assign(from_host(h));
+}
+
+Tensor &Tensor::normal_(double mean, double std) {
+  check_float(dtype(), "normal_");
+  if (std < 0) throw Error("normal_: expects std >= 0.0, but found std " + std::to_string(std));
+  return assign(randn(shape(), DType::Float64).mul(std).add(mean));
+}
+
+Tensor &Tensor::random_(int64_t low, int64_t high) {
+  return assign(from_vector(integers(numel(), low, high, dtype(), "random_"), shape(), dtype()));
 }
 
 }  // namespace loom

@@ -21,13 +21,14 @@ enum class Op : uint8_t {
   Store,         // src = {DefineGlobal, index, value}
   Reduce,        // src = {value, Range...}; arg ReduceArg{op, {}}: folds value over the ranges
   // ---- ALU: unary
-  Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not,
+  Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not, Floor,
   // ---- ALU: binary
   Add, Sub, Mul, Div,  // Div: true division for floats
-  IDiv, Mod,           // C truncating division and remainder, used for non-negative index math
+  IDiv, Mod,           // C truncating division and remainder (fmod for floats)
   Max, Min, Pow,
   CmpLt, CmpLe, CmpEq, CmpNe,  // dtype Bool
   And, Or, Xor,                // logical on Bool, bitwise on ints
+  Shl, Shr,                    // ints: left shift (wraps), arithmetic right shift; counts outside [0, 63] give 0 (or -1)
   // ---- ALU: ternary
   Where,  // src = {cond (Bool), a, b}
 };

@@ -16,9 +16,9 @@ namespace loom::uop {
 const char *op_name(Op op) {
   static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST",  "SINK",
                                 "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE",
-                                "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT",
+                                "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT", "FLOOR",
                                 "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
-                                "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "WHERE"};
+                                "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR", "WHERE"};
   return names[static_cast<int>(op)];
 }
 bool is_alu(Op op) { return op >= Op::Neg; }
