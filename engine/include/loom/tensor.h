@@ -16,6 +16,7 @@ namespace loom {
 namespace uop {
 class UOp;
 }
+struct TensorImpl;  // engine/src/autograd/impl.h
 using UOpRef = std::shared_ptr<const uop::UOp>;
 using Dims = std::vector<int64_t>;
 
@@ -40,6 +41,13 @@ class Tensor {
   static void manual_seed(uint64_t seed);
   static Tensor rand(const Shape &shape, DType dtype = DType::Float32);   // U[0, 1)
   static Tensor randn(const Shape &shape, DType dtype = DType::Float32);  // N(0, 1)
+  // Integers uniform in [low, high).
+  static Tensor randint(int64_t low, int64_t high, const Shape &shape, DType dtype = DType::Int64);
+  static Tensor randperm(int64_t n, DType dtype = DType::Int64);  // a random permutation of 0..n-1
+  // In place (through views too), from the same generator.
+  Tensor &uniform_(double from = 0, double to = 1);   // floating: U[from, to)
+  Tensor &normal_(double mean = 0, double std = 1);   // floating: N(mean, std^2)
+  Tensor &random_(int64_t low, int64_t high);         // integers uniform in [low, high)
 
   // ---- properties
   const Shape &shape() const;
@@ -47,7 +55,7 @@ class Tensor {
   int64_t numel() const;
   int64_t size(int64_t dim) const;
   DType dtype() const;
-  const UOpRef &uop() const { return uop_; }
+  const UOpRef &uop() const;
   std::string str() const;  // "Tensor(shape=(2, 3), dtype=float32)"
 
   // ---- movement (views; no copies)
@@ -108,6 +116,23 @@ class Tensor {
   Tensor gelu(const std::string &approximate = "none") const;  // "none" (erf) or "tanh"
   Tensor cast(DType dtype) const;
 
+  // ---- integer semantics (torch's). floor_divide and remainder also take
+  // floating tensors; the bitwise ops and shifts raise a TypeError for them.
+  Tensor floor_divide(const Tensor &o) const;  // rounds toward -inf; an integer x // 0 raises
+  Tensor remainder(const Tensor &o) const;     // takes the divisor's sign; an integer x % 0 raises
+  Tensor bitwise_and(const Tensor &o) const;
+  Tensor bitwise_or(const Tensor &o) const;
+  Tensor bitwise_xor(const Tensor &o) const;
+  Tensor bitwise_not() const;
+  Tensor bitwise_left_shift(const Tensor &o) const;   // wraps; counts outside [0, 63] give 0
+  Tensor bitwise_right_shift(const Tensor &o) const;  // arithmetic for signed types
+  // torch.clamp: min(max(x, min), max); at least one bound. The gradient passes where min <= x <= max.
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+
+  // ---- linear algebra
+  // torch.matmul: 1-d operands are promoted and squeezed back, batch dims broadcast.
+  Tensor matmul(const Tensor &o) const;
+
   // ---- reductions; empty dims = all dims
   Tensor sum(const Dims &dims = {}, bool keepdim = false) const;   // ints/bool -> int64
   Tensor prod(const Dims &dims = {}, bool keepdim = false) const;  // ints/bool -> int64
@@ -120,6 +145,76 @@ class Tensor {
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
 
+  // ---- indexing (index tensors are int64, or int32 where torch accepts it; values are
+  // checked against the indexed size after realizing the index, as torch does at run time)
+  Tensor gather(int64_t dim, const Tensor &index) const;
+  // Out of place: a copy of this with src's elements written where index says.
+  Tensor scatter(int64_t dim, const Tensor &index, const Tensor &src) const;
+  Tensor scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const;
+  Tensor index_select(int64_t dim, const Tensor &index) const;  // index: 1-d or 0-d
+  // x[:, ..., index] along dim: the index's shape replaces that dim; negative values count from the end.
+  Tensor index(int64_t dim, const Tensor &index) const;
+  Tensor masked_fill(const Tensor &mask, Scalar value) const;  // mask: bool, broadcasts
+  Tensor masked_select(const Tensor &mask) const;  // 1-d; realizes the mask to count
+  Tensor one_hot(int64_t num_classes = -1) const;  // int64 input; -1: max + 1
+
+  // ---- shaping
+  static Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0);
+  static Tensor stack(const std::vector<Tensor> &tensors, int64_t dim = 0);
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t> &split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor repeat(const std::vector<int64_t> &sizes) const;
+  Tensor tile(const std::vector<int64_t> &sizes) const;
+  Tensor roll(const std::vector<int64_t> &shifts, const Dims &dims = {}) const;  // no dims: flattened
+  Tensor tril(int64_t k = 0) const;
+  Tensor triu(int64_t k = 0) const;
+  Tensor squeeze(const Dims &dims = {}) const;  // no dims: every size-1 dim
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, const std::vector<int64_t> &sizes) const;  // one size may be -1
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;  // windows as a new last dim (a view)
+  // torch.nn.functional.pad with mode "reflect" or "replicate"; pad[i] = (before, after)
+  // for dim ndim - pad.size() + i (the trailing dims).
+  Tensor pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, const std::string &mode) const;
+
+  // ---- scans and order
+  Tensor cumsum(int64_t dim) const;   // ints/bool -> int64
+  Tensor cumprod(int64_t dim) const;  // ints/bool -> int64
+  // (values, int64 indices); ties keep their original order.
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // (values, indices of the first occurrence), like torch.max(x, dim).
+  std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+
+  // ---- statistics (floating point); correction 1 is Bessel's
+  Tensor var(const Dims &dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(const Dims &dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  std::pair<Tensor, Tensor> std_mean(const Dims &dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor cov(int64_t correction = 1) const;  // 2-d: rows are variables; 1-d: one variable
+
+  // ---- autograd (see loom/autograd.h). Tensor handles share one impl, like
+  // torch's: a copy of a Tensor sees its realization, its grad and in-place updates.
+  bool requires_grad() const;
+  // Marks a leaf as requiring grad; only floating-point leaves can.
+  Tensor &requires_grad_(bool on = true);
+  bool is_leaf() const;  // no grad_fn: created by the user, or does not require grad
+  std::optional<Tensor> grad() const;
+  void set_grad(std::optional<Tensor> grad);  // set_grad(std::nullopt) is torch's `x.grad = None`
+  std::string grad_fn_name() const;          // "MulBackward"; "" for leaves
+  // The same value, cut from the graph (shares the version counter, like torch).
+  Tensor detach() const;
+  // Accumulates d(this)/d(leaf) into every leaf's grad. `gradient` defaults to 1
+  // and may be omitted only for one-element outputs.
+  void backward(std::optional<Tensor> gradient = std::nullopt) const;
+  // In-place copy (torch's copy_): `value` is cast and broadcast to this shape.
+  // Raises where torch does: on a leaf that requires grad while grad mode is on.
+  Tensor &assign(const Tensor &value);
+  int64_t version() const;  // bumped by every in-place update
+
   // ---- realization
   Tensor contiguous() const;
   Tensor &realize();
@@ -127,7 +222,8 @@ class Tensor {
   double item() const;
 
  private:
-  UOpRef uop_;
+  std::shared_ptr<TensorImpl> impl_;
+  friend struct TensorImpl;
 };
 
 Tensor operator+(const Tensor &a, const Tensor &b);

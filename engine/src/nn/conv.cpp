@@ -1,0 +1,212 @@
+// conv2d and the 2-d pools. Windows are built from movement ops only (expand,
+// reshape, shrink, permute), so the gradient, a sum over overlapping windows,
+// comes from the movement ops' own backward.
+#include <cmath>
+#include <limits>
+
+#include "loom/autograd.h"
+#include "nn/nn_util.h"
+
+namespace loom::nn {
+
+using namespace detail;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Output length of a window of size k, stride s, dilation d over length n.
+int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t d) { return (n - d * (k - 1) - 1) / s + 1; }
+
+// Replaces dim `axis` (length n) by (o, k): element [.., i, j, ..] reads
+// x[.., i*s + j*d, ..]. Repeating the dim r times and reading it as rows of
+// length L = n*f + d shifts row j by j*d; a stride-s column pick gives o windows.
+Tensor windows_1d(const Tensor &x, int64_t axis, int64_t k, int64_t s, int64_t d) {
+  const Shape shape = x.shape();
+  const int64_t n = shape[axis];
+  const int64_t o = out_len(n, k, s, d);
+  const int64_t f = std::max<int64_t>(1, ceil_div(std::max<int64_t>(o * s - d, 1), n));
+  const int64_t len = n * f + d;
+  const int64_t r = ceil_div(k * len, n);
+  auto with = [&](std::vector<int64_t> mid) {
+    Shape out(shape.begin(), shape.begin() + axis);
+    out.insert(out.end(), mid.begin(), mid.end());
+    out.insert(out.end(), shape.begin() + axis + 1, shape.end());
+    return out;
+  };
+  auto bounds = [&](const Shape &cur, std::vector<std::pair<int64_t, int64_t>> mid) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    for (int64_t i = 0; i < axis; ++i) b.emplace_back(0, cur[i]);
+    b.insert(b.end(), mid.begin(), mid.end());
+    for (size_t i = axis + mid.size(); i < cur.size(); ++i) b.emplace_back(0, cur[i]);
+    return b;
+  };
+  Tensor t = x.reshape(with({1, n})).expand(with({r, n})).reshape(with({r * n}));
+  t = t.shrink(bounds(t.shape(), {{0, k * len}})).reshape(with({k, len}));
+  t = t.shrink(bounds(t.shape(), {{0, k}, {0, o * s}})).reshape(with({k, o, s}));
+  t = t.shrink(bounds(t.shape(), {{0, k}, {0, o}, {0, 1}})).reshape(with({k, o}));
+  Dims order;
+  for (int64_t i = 0; i < t.ndim(); ++i) order.push_back(i);
+  std::swap(order[axis], order[axis + 1]);
+  return t.permute(order);
+}
+
+// x (N, C, H, W) -> (N, C, Ho, Wo, kh, kw).
+Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
+  Tensor t = windows_1d(x, 2, k.h, s.h, d.h);        // (N, C, Ho, kh, W)
+  t = windows_1d(t, 4, k.w, s.w, d.w);                // (N, C, Ho, kh, Wo, kw)
+  return t.permute({0, 1, 2, 4, 3, 5});
+}
+
+std::string pair_str(Pair2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
+
+// Accepts (N, C, H, W) or (C, H, W); returns the 4-d form.
+Tensor batched(const Tensor &x, const char *op) {
+  if (x.ndim() != 3 && x.ndim() != 4)
+    throw Error(std::string(op) + ": Expected 3D (unbatched) or 4D (batched) input, but got input of size: " +
+                shape_of(x));
+  require_float(x, op);
+  return x.ndim() == 3 ? insert_dim(x, 0) : x;
+}
+
+Tensor unbatched_like(const Tensor &r, const Tensor &input) { return input.ndim() == 3 ? drop_dim(r, 0) : r; }
+
+void check_positive(Pair2 p, const char *op, const char *what) {
+  if (p.h <= 0 || p.w <= 0) throw Error(std::string(op) + ": " + what + " must be greater than zero, got " + pair_str(p));
+}
+
+// Pool windows over a padded input, with torch's checks.
+Tensor pool_windows(const Tensor &x4, Pair2 k, Pair2 s, Pair2 p, double pad_value, const char *op) {
+  check_positive(k, op, "kernel_size");
+  check_positive(s, op, "stride");
+  if (p.h < 0 || p.w < 0) throw Error(std::string(op) + ": padding must be non-negative, got " + pair_str(p));
+  if (p.h > k.h / 2 || p.w > k.w / 2)
+    throw Error(std::string(op) + ": pad should be at most half of effective kernel size, but got pad=" + pair_str(p) +
+                ", kernel_size=" + pair_str(k));
+  const int64_t oh = out_len(x4.size(2) + 2 * p.h, k.h, s.h, 1), ow = out_len(x4.size(3) + 2 * p.w, k.w, s.w, 1);
+  if (oh < 1 || ow < 1 || x4.size(2) + 2 * p.h < k.h || x4.size(3) + 2 * p.w < k.w)
+    throw Error(std::string(op) + ": Given input size " + shape_of(x4) + ", kernel " + pair_str(k) +
+                " and padding " + pair_str(p) + ", the calculated output size is too small");
+  Tensor padded = x4.pad({{0, 0}, {0, 0}, {p.h, p.h}, {p.w, p.w}}, pad_value);
+  return windows_2d(padded, k, s, 1);
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias, Pair2 stride,
+              Padding2 padding, Pair2 dilation, int64_t groups) {
+  const char *op = "conv2d";
+  Tensor x = batched(input, op);
+  if (weight.ndim() != 4)
+    throw Error("conv2d: Expected 4-dimensional weight for 4-dimensional input " + shape_of(x) +
+                ", but got weight of size " + shape_of(weight));
+  if (weight.dtype() != input.dtype() || (bias && bias->dtype() != input.dtype()))
+    throw Error(std::string("conv2d: Input type (") + dtype_name(input.dtype()) + ") and weight type (" +
+                dtype_name(weight.dtype()) + ")" + (bias ? std::string(" and bias type (") + dtype_name(bias->dtype()) + ")" : "") +
+                " should be the same");
+  if (groups <= 0) throw Error("conv2d: non-positive groups is not supported, got " + std::to_string(groups));
+  check_positive(stride, op, "stride");
+  check_positive(dilation, op, "dilation");
+  const int64_t n = x.size(0), c = x.size(1), o = weight.size(0), cg = weight.size(1);
+  const Pair2 k(weight.size(2), weight.size(3));
+  if (o % groups != 0)
+    throw Error("conv2d: Given groups=" + std::to_string(groups) + ", expected weight to be divisible by " +
+                std::to_string(groups) + " at dimension 0, but got weight of size " + shape_of(weight));
+  if (cg * groups != c)
+    throw Error("conv2d: Given groups=" + std::to_string(groups) + ", weight of size " + shape_of(weight) +
+                ", expected input" + shape_of(x) + " to have " + std::to_string(cg * groups) +
+                " channels, but got " + std::to_string(c) + " channels instead");
+  if (bias && (bias->ndim() != 1 || bias->size(0) != o))
+    throw Error("conv2d: Given weight of size " + shape_of(weight) + ", expected bias to be 1-dimensional with " +
+                std::to_string(o) + " elements, but got bias of size " + shape_of(*bias));
+  Pair2 pad_lo = padding.size, pad_hi = padding.size;
+  if (padding.mode == "valid") {
+    pad_lo = pad_hi = 0;
+  } else if (padding.mode == "same") {
+    if (stride.h != 1 || stride.w != 1) throw Error("conv2d: padding='same' is not supported for strided convolutions");
+    const int64_t th = dilation.h * (k.h - 1), tw = dilation.w * (k.w - 1);
+    pad_lo = Pair2(th / 2, tw / 2);
+    pad_hi = Pair2(th - th / 2, tw - tw / 2);
+  } else if (!padding.mode.empty()) {
+    throw ValueError("conv2d: Invalid padding string '" + padding.mode + "', should be one of {'valid', 'same'}");
+  } else if (padding.size.h < 0 || padding.size.w < 0) {
+    throw Error("conv2d: negative padding is not supported, got " + pair_str(padding.size));
+  }
+  const int64_t hp = x.size(2) + pad_lo.h + pad_hi.h, wp = x.size(3) + pad_lo.w + pad_hi.w;
+  if (hp < dilation.h * (k.h - 1) + 1 || wp < dilation.w * (k.w - 1) + 1)
+    throw Error("conv2d: Calculated padded input size per channel: (" + std::to_string(hp) + " x " +
+                std::to_string(wp) + "). Kernel size: (" + std::to_string(dilation.h * (k.h - 1) + 1) + " x " +
+                std::to_string(dilation.w * (k.w - 1) + 1) + "). Kernel size can't be greater than actual input size");
+  const DType dt = input.dtype();
+  Tensor xp = up(x).pad({{0, 0}, {0, 0}, {pad_lo.h, pad_hi.h}, {pad_lo.w, pad_hi.w}});
+  Tensor win = windows_2d(xp, k, stride, dilation);  // (N, C, Ho, Wo, kh, kw)
+  const int64_t oh = win.size(2), ow = win.size(3), og = o / groups;
+  // (N, g, 1, C/g, Ho, Wo, kh, kw) * (1, g, O/g, C/g, 1, 1, kh, kw), summed over C/g, kh, kw.
+  Tensor xs = win.reshape({n, groups, 1, cg, oh, ow, k.h, k.w});
+  Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
+  Tensor r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
+  if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
+  return unbatched_like(r.cast(dt), input);
+}
+
+Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding) {
+  const char *op = "max_pool2d";
+  Tensor x = batched(input, op);
+  const Pair2 s = stride.value_or(kernel_size);
+  Tensor win = pool_windows(x, kernel_size, s, padding, -std::numeric_limits<double>::infinity(), op);
+  const int64_t n = win.size(0), c = win.size(1), oh = win.size(2), ow = win.size(3);
+  const int64_t kk = kernel_size.h * kernel_size.w;
+  Tensor flat = win.reshape({n, c, oh, ow, kk});
+  // The first maximum of each window (NaN counts as the maximum, like torch)
+  // is the one element whose value (and gradient) passes through.
+  Tensor pick;
+  {
+    autograd::NoGradGuard guard;
+    Tensor v = flat.detach();
+    Tensor hit = v.eq(v.amax({4}, true)).logical_or(v.ne(v));
+    Tensor rev = Tensor::arange(kk, 0, -1).reshape({1, 1, 1, 1, kk});
+    Tensor score = hit.where(rev, Tensor::zeros({}, DType::Int64));
+    pick = score.eq(score.amax({4}, true));
+  }
+  Tensor r = pick.where(flat, Tensor::zeros({}, flat.dtype())).sum({4});
+  return unbatched_like(r, input);
+}
+
+Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding) {
+  const char *op = "avg_pool2d";
+  Tensor x = batched(input, op);
+  const Pair2 s = stride.value_or(kernel_size);
+  Tensor win = pool_windows(up(x), kernel_size, s, padding, 0, op);
+  Tensor r = win.sum({4, 5}).div(static_cast<double>(kernel_size.h * kernel_size.w));
+  return unbatched_like(r.cast(input.dtype()), input);
+}
+
+namespace {
+// (out, len) matrix averaging the adaptive windows of one dim.
+Tensor adaptive_matrix(int64_t out, int64_t len, DType dt) {
+  std::vector<double> m(static_cast<size_t>(out * len), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t b = (i * len) / out, e = ceil_div((i + 1) * len, out);
+    for (int64_t j = b; j < e; ++j) m[static_cast<size_t>(i * len + j)] = 1.0 / static_cast<double>(e - b);
+  }
+  return Tensor::from_vector(m, {out, len}, dt);
+}
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor &input, Pair2 output_size) {
+  const char *op = "adaptive_avg_pool2d";
+  Tensor x = batched(input, op);
+  if (output_size.h < 0 || output_size.w < 0)
+    throw Error("adaptive_avg_pool2d: output_size must be non-negative, got " + pair_str(output_size));
+  for (int64_t d = 1; d < 4; ++d)
+    if (x.size(d) == 0)
+      throw Error("adaptive_avg_pool2d: Expected input to have non-zero size for non-batch dimensions, but input has sizes " +
+                  shape_of(input) + " with dimension " + std::to_string(d - (input.ndim() == 3)) + " being empty");
+  const DType ct = compute_dtype(x.dtype());
+  Tensor ah = adaptive_matrix(output_size.h, x.size(2), ct);  // (oh, H)
+  Tensor aw = adaptive_matrix(output_size.w, x.size(3), ct);  // (ow, W)
+  Tensor r = ah.matmul(up(x)).matmul(aw.transpose(0, 1));
+  return unbatched_like(r.cast(input.dtype()), input);
+}
+
+}  // namespace loom::nn

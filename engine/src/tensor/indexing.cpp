@@ -1,0 +1,260 @@
+// Indexing ops as one-hot selects: the index is compared with arange(n) along
+// a new axis, `where` picks the matching elements and a sum over that axis
+// collapses them. O(index * n) work, but lazy and fused, and differentiable
+// through the ops it is built of. Index values are checked after realizing the
+// index (torch checks them when its kernel runs).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+namespace {
+
+std::string list_str(const Shape &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Tensor narrow_to(const Tensor &t, const Shape &s) {
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (size_t d = 0; d < s.size(); d++) b.push_back({0, s[d]});
+  return t.shrink(b);
+}
+
+Tensor pad_to(const Tensor &t, const Shape &s) {
+  std::vector<std::pair<int64_t, int64_t>> p;
+  for (size_t d = 0; d < s.size(); d++) p.push_back({0, s[d] - t.shape()[d]});
+  return t.pad(p, 0);
+}
+
+// arange(n) shaped to sit on axis `axis` of a rank-`rank` tensor.
+Tensor arange_on(int64_t n, int64_t axis, int64_t rank) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[static_cast<size_t>(axis)] = n;
+  return Tensor::arange(n).reshape(s);
+}
+
+// Realizes `index` and checks every value is in [lo, hi).
+void check_values(const Tensor &index, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
+  if (index.numel() == 0) return;
+  const HostTensor h = index.to_host();
+  for (int64_t i = 0; i < h.numel(); i++) {
+    const int64_t v = static_cast<int64_t>(h.get(i));
+    if (v < lo || v >= hi) throw IndexError(msg(v));
+  }
+}
+
+void require_int64(const Tensor &index, const char *op) {
+  if (index.dtype() != DType::Int64)
+    throw Error(std::string(op) + "(): Expected dtype int64 for index, got " + dtype_name(index.dtype()));
+}
+
+// hit[..., j, k, ...] = index[..., j, ...] == k, with k on axis dim + 1.
+Tensor one_hot_on(const Tensor &index, int64_t dim, int64_t n) {
+  return index.unsqueeze(dim + 1).eq(arange_on(n, dim + 1, index.ndim() + 1));
+}
+
+Tensor zero_of(DType dt) { return Tensor::zeros({}, dt); }
+
+struct Checked {
+  Tensor x, index;  // both at least 1-d
+  int64_t dim;
+};
+
+// Shared checks of gather / scatter: same rank, index no larger than self
+// (and src) apart from dim, values in range.
+Checked check_gather_like(const Tensor &self, int64_t dim, const Tensor &index, const Tensor *src, const char *op) {
+  require_int64(index, op);
+  Tensor x = self.ndim() == 0 ? self.reshape({1}) : self;
+  Tensor ix = index.ndim() == 0 ? index.reshape({1}) : index;
+  const int64_t d = wrap_dim(dim, x.ndim(), op);
+  if (ix.ndim() != x.ndim())
+    throw Error(std::string(op) + "(): Index tensor must have the same number of dimensions as " +
+                (src ? "self tensor" : "input tensor") + "; got index " + describe(index.uop()) + " and " +
+                describe(self.uop()));
+  for (int64_t k = 0; k < x.ndim(); k++) {
+    if (k != d && ix.shape()[k] > x.shape()[k])
+      throw Error(std::string(op) + "(): Size does not match at dimension " + std::to_string(k) + " expected index " +
+                  list_str(index.shape()) + " to be smaller than self " + list_str(self.shape()) +
+                  " apart from dimension " + std::to_string(d));
+    if (src && ix.shape()[k] > (src->ndim() == 0 ? 1 : src->shape()[k]))
+      throw Error(std::string(op) + "(): Expected index " + list_str(index.shape()) +
+                  " to be smaller than src " + list_str(src->shape()) + " at dimension " + std::to_string(k));
+  }
+  const int64_t n = x.shape()[d];
+  check_values(ix, 0, n, [&](int64_t v) {
+    return std::string(op) + "(): index " + std::to_string(v) + " is out of bounds for dimension " +
+           std::to_string(d) + " with size " + std::to_string(n);
+  });
+  return {x, ix, d};
+}
+
+}  // namespace
+
+Tensor Tensor::gather(int64_t dim, const Tensor &index) const {
+  Checked c = check_gather_like(*this, dim, index, nullptr, "gather");
+  const int64_t d = c.dim, n = c.x.shape()[d];
+  Shape region = c.index.shape();  // the part of x the index can reach
+  region[d] = n;
+  Tensor xs = narrow_to(c.x, region).unsqueeze(d);  // (..., 1, n, ...)
+  Tensor picked = one_hot_on(c.index, d, n).where(xs, zero_of(dtype())).sum({d + 1});
+  return picked.cast(dtype()).reshape(index.shape());
+}
+
+namespace {
+
+// scatter / scatter_add: the index's region of self, written from src.
+Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &src, bool add, const char *op) {
+  if (src.dtype() != self.dtype())
+    throw Error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype; got " + dtype_name(self.dtype()) +
+                " and " + dtype_name(src.dtype()));
+  Checked c = check_gather_like(self, dim, index, &src, op);
+  if (c.index.numel() == 0) return self.where(self, self);  // a copy: nothing is written
+  const int64_t d = c.dim, n = c.x.shape()[d], m = c.index.shape()[d];
+  Tensor s = narrow_to(src.ndim() == 0 ? src.reshape({1}) : src, c.index.shape()).unsqueeze(d + 1);  // (.., m, 1, ..)
+  Tensor hit = one_hot_on(c.index, d, n);                                                              // (.., m, n, ..)
+  Shape region = c.index.shape();
+  region[d] = n;
+  Tensor written, value;
+  if (add) {
+    value = hit.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype());
+    value = pad_to(value, c.x.shape());
+    Tensor out = self.dtype() == DType::Bool ? c.x.logical_or(value) : c.x.add(value);
+    return out.reshape(self.shape());
+  }
+  // Duplicate targets: the last write along dim wins.
+  Tensor order = arange_on(m, d, c.index.ndim() + 1).add(1LL);  // (.., m, 1, ..)
+  Tensor score = hit.where(order, Tensor::zeros({}, DType::Int64));
+  Tensor winner = score.amax({d}, true);  // (.., 1, n, ..); 0 = not written
+  Tensor sel = hit.logical_and(order.eq(winner));
+  value = pad_to(sel.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype()), c.x.shape());
+  written = pad_to(winner.squeeze({d}).gt(Tensor::zeros({}, DType::Int64)), c.x.shape());
+  (void)region;
+  return written.where(value, c.x).reshape(self.shape());
+}
+
+}  // namespace
+
+Tensor Tensor::scatter(int64_t dim, const Tensor &index, const Tensor &src) const {
+  return scatter_impl(*this, dim, index, src, false, "scatter");
+}
+
+Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const {
+  return scatter_impl(*this, dim, index, src, true, "scatter_add");
+}
+
+Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    throw Error(std::string("index_select(): Expected dtype int32/int64 for index; got ") + dtype_name(index.dtype()));
+  if (index.ndim() > 1) throw IndexError("index_select(): Index is supposed to be a vector; got " + describe(index.uop()));
+  Tensor x = ndim() == 0 ? reshape({1}) : *this;
+  const int64_t d = wrap_dim(dim, x.ndim(), "index_select");
+  const int64_t n = x.shape()[d], m = index.numel();
+  check_values(index, 0, n, [&](int64_t) { return std::string("index_select(): index out of range in self"); });
+  // A 0-d self stays 0-d whatever the index's length (torch's CPU kernel does the same).
+  if (ndim() == 0) return m == 0 ? Tensor::zeros({}, dtype()) : where(*this, *this);
+  Shape out = x.shape();
+  out[d] = m;
+  Tensor result;
+  {
+    Tensor ix = index.cast(DType::Int64).reshape({m}).reshape([&] {
+      Shape s(static_cast<size_t>(x.ndim()) + 1, 1);
+      s[static_cast<size_t>(d)] = m;
+      return s;
+    }());
+    Tensor hit = ix.eq(arange_on(n, d + 1, x.ndim() + 1));  // (1.., m, n, 1..)
+    result = hit.where(x.unsqueeze(d), zero_of(dtype())).sum({d + 1}).cast(dtype());
+  }
+  return result;
+}
+
+Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
+  if (is_float(idx.dtype()) || idx.dtype() == DType::Bool)
+    throw IndexError(std::string("index(): tensors used as indices must be long or int tensors; got ") +
+                     dtype_name(idx.dtype()));
+  if (ndim() == 0) throw IndexError("index(): too many indices for tensor of dimension 0");
+  const int64_t d = wrap_dim(dim, ndim(), "index");
+  const int64_t n = shape()[d];
+  check_values(idx, -n, n, [&](int64_t v) {
+    return "index " + std::to_string(v) + " is out of bounds for dimension " + std::to_string(d) + " with size " +
+           std::to_string(n);
+  });
+  Tensor i64 = idx.cast(DType::Int64);
+  Tensor wrapped = i64.lt(Tensor::zeros({}, DType::Int64)).where(i64.add(static_cast<long long>(n)), i64);
+  Tensor flat = wrapped.reshape({idx.numel()});
+  Shape out(shape().begin(), shape().begin() + d);
+  out.insert(out.end(), idx.shape().begin(), idx.shape().end());
+  out.insert(out.end(), shape().begin() + d + 1, shape().end());
+  return index_select(d, flat).reshape(out);
+}
+
+// torch 1.13 also takes integer masks of 0/1; floating masks are rejected (torch misreads them).
+Tensor Tensor::masked_fill(const Tensor &mask, Scalar value) const {
+  const bool empty = shape_numel(broadcast_shapes(shape(), mask.shape(), "masked_fill")) == 0;  // torch checks nothing then
+  if (!empty && (is_float(mask.dtype())))
+    throw Error(std::string("masked_fill: expected a bool or integer mask, got a mask with dtype ") +
+                dtype_name(mask.dtype()));
+  if (!empty && mask.dtype() != DType::Bool)  // torch 1.13 takes integer masks holding only 0/1 (needs their values)
+    check_values(mask, 0, 2, [](int64_t) { return std::string("masked_fill: Mask tensor can take 0 and 1 values only"); });
+  // torch converts the value with an overflow check.
+  const double v = value.to_double();
+  double lo = 0, hi = 0;
+  switch (dtype()) {
+    case DType::UInt8: lo = 0, hi = 255; break;
+    case DType::Int8: lo = -128, hi = 127; break;
+    case DType::Int16: lo = -32768, hi = 32767; break;
+    case DType::Int32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::Float16: lo = -65504, hi = 65504; break;
+    default: break;
+  }
+  if (hi > 0 && std::isfinite(v) && (v < lo || v > hi))
+    throw Error("masked_fill: value " + value.str() + " cannot be converted to type " + dtype_name(dtype()) +
+                " without overflow");
+  return mask.where(Tensor::full({}, value, dtype()), *this);
+}
+
+Tensor Tensor::masked_select(const Tensor &mask) const {
+  if (mask.dtype() != DType::Bool && mask.dtype() != DType::UInt8)
+    throw Error(std::string("masked_select: expected BoolTensor for mask, got ") + dtype_name(mask.dtype()));
+  const Shape s = broadcast_shapes(shape(), mask.shape(), "masked_select");
+  const HostTensor m = mask.expand(s).to_host();
+  std::vector<double> picks;
+  for (int64_t i = 0; i < m.numel(); i++)
+    if (m.get(i) != 0) {
+      if (m.get(i) != 1) throw Error("masked_select: Mask tensor can take 0 and 1 values only");
+      picks.push_back(static_cast<double>(i));
+    }
+  const int64_t k = static_cast<int64_t>(picks.size());
+  Tensor flat = expand(s).reshape({shape_numel(s)});
+  if (k == 0) return flat.shrink({{0, 0}});
+  return flat.index_select(0, Tensor::from_vector(picks, {k}, DType::Int64));
+}
+
+Tensor Tensor::one_hot(int64_t num_classes) const {
+  if (dtype() != DType::Int64)
+    throw Error(std::string("one_hot is only applicable to index tensor of dtype int64; got ") + dtype_name(dtype()));
+  int64_t c = num_classes;
+  if (numel() == 0) {
+    if (c == -1) throw Error("one_hot: Can not infer total number of classes from empty tensor.");
+  } else {
+    const HostTensor h = to_host();
+    int64_t lo = static_cast<int64_t>(h.get(0)), hi = lo;
+    for (int64_t i = 0; i < h.numel(); i++) {
+      lo = std::min(lo, static_cast<int64_t>(h.get(i)));
+      hi = std::max(hi, static_cast<int64_t>(h.get(i)));
+    }
+    if (lo < 0) throw Error("one_hot: Class values must be non-negative.");
+    if (c == -1) c = hi + 1;
+    else if (hi >= c) throw Error("one_hot: Class values must be smaller than num_classes.");
+  }
+  if (c < 0) throw Error("one_hot: num_classes must be -1 or non-negative; got " + std::to_string(num_classes));
+  return unsqueeze(-1).eq(arange_on(c, ndim(), ndim() + 1)).cast(DType::Int64);
+}
+
+}  // namespace loom

@@ -1,0 +1,127 @@
+// Scans and order: cumsum/cumprod as a masked reduction over a lower-triangular
+// window, sort/argsort/topk by ranking (each element's rank is how many sort
+// before it, ties broken by position), max/min along a dim with indices.
+// Values are re-read with gather, so their gradient goes to the chosen element
+// only (as torch's does).
+#include <algorithm>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+namespace {
+
+// (.., n, ..) -> (.., n_i, n_j, ..) with mask[i, j] = j <= i.
+Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
+  if (t.ndim() == 0) {
+    wrap_dim(dim, 1, op);
+    return t.cast(is_float(t.dtype()) ? t.dtype() : DType::Int64);
+  }
+  const int64_t d = wrap_dim(dim, t.ndim(), op);
+  const int64_t n = t.shape()[d];
+  const DType out = is_float(t.dtype()) ? t.dtype() : DType::Int64;
+  const bool half = out == DType::Float16 || out == DType::BFloat16;
+  Tensor x = t.cast(half ? DType::Float32 : out);
+  if (n == 0) return x.cast(out);
+  Shape is(static_cast<size_t>(t.ndim()) + 1, 1), js = is;
+  is[static_cast<size_t>(d)] = n;
+  js[static_cast<size_t>(d) + 1] = n;
+  Tensor keep = Tensor::arange(n).reshape(js).le(Tensor::arange(n).reshape(is));
+  Tensor xj = x.unsqueeze(d);  // (.., 1, n_j, ..)
+  Tensor fill = mul ? Tensor::ones({}, x.dtype()) : Tensor::zeros({}, x.dtype());
+  Tensor windows = keep.where(xj, fill);
+  Tensor r = mul ? windows.prod({d + 1}) : windows.sum({d + 1});
+  return r.cast(out);
+}
+
+// a sorts strictly before b (ascending, NaN largest), elementwise.
+Tensor before(const Tensor &a, const Tensor &b, bool descending) {
+  Tensor lt = descending ? a.gt(b) : a.lt(b);
+  if (!is_float(a.dtype())) return lt;
+  Tensor a_nan = a.ne(a), b_nan = b.ne(b);
+  // NaN is the largest: first when descending, last when ascending.
+  Tensor nan_order = descending ? a_nan.logical_and(b_nan.logical_not()) : b_nan.logical_and(a_nan.logical_not());
+  return lt.logical_or(nan_order);
+}
+
+Tensor same(const Tensor &a, const Tensor &b) {
+  Tensor e = a.eq(b);
+  if (!is_float(a.dtype())) return e;
+  return e.logical_or(a.ne(a).logical_and(b.ne(b)));
+}
+
+// Indices (int64, shape of t) that sort t along d stably.
+Tensor sort_indices(const Tensor &t, int64_t d, bool descending) {
+  const int64_t n = t.shape()[d];
+  Tensor x = t.dtype() == DType::Bool ? t.cast(DType::UInt8) : t;
+  Tensor xi = x.unsqueeze(d + 1);  // (.., n_i, 1, ..)
+  Tensor xj = x.unsqueeze(d);      // (.., 1, n_j, ..)
+  Shape is(static_cast<size_t>(t.ndim()) + 1, 1), js = is;
+  is[static_cast<size_t>(d)] = n;
+  js[static_cast<size_t>(d) + 1] = n;
+  Tensor ii = Tensor::arange(n).reshape(is), jj = Tensor::arange(n).reshape(js);
+  // rank[i] = #{j : x_j sorts before x_i, or ties with it and j < i}
+  Tensor first = before(xj, xi, descending).logical_or(same(xj, xi).logical_and(jj.lt(ii)));
+  Tensor rank = first.sum({d + 1});  // (.., n_i, ..) int64
+  // indices[p] = the i whose rank is p: one-hot over (p, i).
+  Tensor ranks = rank.unsqueeze(d);                     // (.., 1, n_i, ..)
+  Tensor hit = ranks.eq(Tensor::arange(n).reshape(is));  // (.., p, i, ..)
+  return hit.where(jj, Tensor::zeros({}, DType::Int64)).sum({d + 1});
+}
+
+std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, const char *op) {
+  if (t.ndim() == 0) {
+    wrap_dim(dim, 1, op);
+    return {t.where(t, t), Tensor::zeros({}, DType::Int64)};
+  }
+  const int64_t d = wrap_dim(dim, t.ndim(), op);
+  if (t.shape()[d] == 0 || t.numel() == 0) return {t.where(t, t), Tensor::zeros(t.shape(), DType::Int64)};
+  Tensor idx = sort_indices(t, d, descending);
+  return {t.gather(d, idx), idx};
+}
+
+std::pair<Tensor, Tensor> extreme(const Tensor &t, int64_t dim, bool keepdim, bool is_max) {
+  const char *op = is_max ? "max" : "min";
+  Tensor x = t.ndim() == 0 ? t.reshape({1}) : t;
+  const int64_t d = wrap_dim(dim, x.ndim(), op);
+  if (x.shape()[d] == 0)
+    throw IndexError(std::string(op) + "(): Expected reduction dim " + std::to_string(d) +
+                     " to have non-zero size; got " + describe(t.uop()));
+  Tensor key = t.dtype() == DType::Bool ? x.cast(DType::UInt8) : x;
+  Tensor idx = is_max ? key.argmax(d, true) : key.argmin(d, true);
+  Tensor val = x.gather(d, idx);
+  if (t.ndim() == 0) return {val.reshape({}), idx.reshape({})};
+  if (keepdim) return {val, idx};
+  return {val.squeeze({d}), idx.squeeze({d})};
+}
+
+}  // namespace
+
+Tensor Tensor::cumsum(int64_t dim) const { return scan(*this, dim, false, "cumsum"); }
+Tensor Tensor::cumprod(int64_t dim) const { return scan(*this, dim, true, "cumprod"); }
+
+std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
+  return sorted(*this, dim, descending, "sort");
+}
+
+Tensor Tensor::argsort(int64_t dim, bool descending) const { return sorted(*this, dim, descending, "argsort").second; }
+
+std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted_) const {
+  (void)sorted_;  // an unsorted result may come in any order; this one is always sorted
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(ndim(), 1), "topk");
+  const int64_t n = ndim() == 0 ? 1 : shape()[d];
+  if (k < 0 || k > n) throw Error("topk(): selected index k out of range; k = " + std::to_string(k) + ", size " + std::to_string(n));
+  if (dtype() == DType::Bool) unsupported_dtype("topk", dtype());
+  auto [v, i] = sorted(*this, dim, largest, "topk");
+  if (ndim() == 0) return {v, i};
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t x = 0; x < ndim(); x++) b.push_back(x == d ? std::make_pair(int64_t{0}, k) : std::make_pair(int64_t{0}, shape()[x]));
+  return {v.shrink(b), i.shrink(b)};
+}
+
+std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return extreme(*this, dim, keepdim, true); }
+std::pair<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return extreme(*this, dim, keepdim, false); }
+
+}  // namespace loom

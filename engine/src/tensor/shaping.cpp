@@ -1,0 +1,384 @@
+// Shaping ops built from movement ops and elementwise selects: cat/stack,
+// split/chunk/unbind, squeeze/unsqueeze/flatten/unflatten, repeat/tile, roll,
+// tril/triu, unfold, reflect/replicate padding. Their gradients come from the
+// ops they are built of.
+#include <algorithm>
+
+#include "tensor/ops_util.h"
+
+namespace loom {
+
+using namespace tensor;
+
+namespace {
+
+Tensor narrow(const Tensor &t, int64_t dim, int64_t begin, int64_t end) {
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t d = 0; d < t.ndim(); d++) b.push_back(d == dim ? std::make_pair(begin, end) : std::make_pair(int64_t{0}, t.shape()[d]));
+  return t.shrink(b);
+}
+
+std::string list_str(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// torch.cat promotes its inputs to one dtype.
+DType promoted(const std::vector<Tensor> &ts) {
+  Tensor acc = ts[0];
+  DType dt = ts[0].dtype();
+  for (size_t i = 1; i < ts.size(); i++) {
+    // 0-d tensors only lift the category in result_type; cat treats every input alike.
+    dt = result_type(Tensor::empty({1}, dt), Tensor::empty({1}, ts[i].dtype()));
+  }
+  return dt;
+}
+
+}  // namespace
+
+Tensor Tensor::cat(const std::vector<Tensor> &tensors, int64_t dim) {
+  if (tensors.empty()) throw Error("cat(): expected a non-empty list of Tensors");
+  // torch skips 1-d empty tensors (legacy behaviour) when others have a shape.
+  std::vector<Tensor> ts;
+  for (const Tensor &t : tensors)
+    if (!(t.ndim() == 1 && t.shape()[0] == 0)) ts.push_back(t);
+  const DType dt = promoted(tensors);
+  if (ts.empty()) return tensors[0].cast(dt);
+  for (size_t i = 0; i < ts.size(); i++)
+    if (ts[i].ndim() == 0)
+      throw Error("cat(): zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
+  const int64_t d = wrap_dim(dim, ts[0].ndim(), "cat");
+  int64_t total = 0;
+  for (size_t i = 0; i < ts.size(); i++) {
+    if (ts[i].ndim() != ts[0].ndim())
+      throw Error("cat(): Tensors must have same number of dimensions: got " + std::to_string(ts[0].ndim()) +
+                  " and " + std::to_string(ts[i].ndim()));
+    for (int64_t k = 0; k < ts[0].ndim(); k++)
+      if (k != d && ts[i].shape()[k] != ts[0].shape()[k])
+        throw Error("cat(): Sizes of tensors must match except in dimension " + std::to_string(d) +
+                    ". Expected size " + std::to_string(ts[0].shape()[k]) + " but got size " +
+                    std::to_string(ts[i].shape()[k]) + " for tensor number " + std::to_string(i) + " in the list.");
+    total += ts[i].shape()[d];
+  }
+  if (ts.size() == 1) return ts[0].cast(dt).contiguous();
+  // Each piece padded with zeros to the full length; the pieces cover disjoint ranges.
+  Tensor out;
+  int64_t at = 0;
+  for (size_t i = 0; i < ts.size(); i++) {
+    std::vector<std::pair<int64_t, int64_t>> p(static_cast<size_t>(ts[i].ndim()), {0, 0});
+    const int64_t n = ts[i].shape()[d];
+    p[static_cast<size_t>(d)] = {at, total - at - n};
+    at += n;
+    Tensor piece = ts[i].cast(dt).pad(p, 0);
+    out = i == 0 ? piece : (dt == DType::Bool ? out.logical_or(piece) : out.add(piece));
+  }
+  return out;
+}
+
+Tensor Tensor::stack(const std::vector<Tensor> &tensors, int64_t dim) {
+  if (tensors.empty()) throw Error("stack expects a non-empty TensorList");
+  for (size_t i = 1; i < tensors.size(); i++)
+    if (tensors[i].shape() != tensors[0].shape())
+      throw Error("stack expects each tensor to be equal size, but got " + list_str(tensors[0].shape()) +
+                  " at entry 0 and " + list_str(tensors[i].shape()) + " at entry " + std::to_string(i));
+  const int64_t d = wrap_dim(dim, tensors[0].ndim() + 1, "stack");
+  std::vector<Tensor> u;
+  for (const Tensor &t : tensors) u.push_back(t.unsqueeze(d));
+  return cat(u, d);
+}
+
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+  if (ndim() == 0) throw Error("split(): split expects at least a 1-dimensional tensor");
+  const int64_t d = wrap_dim(dim, ndim(), "split");
+  const int64_t n = shape()[d];
+  if (split_size < 0) throw Error("split(): split_size must be non-negative, but got split_size=" + std::to_string(split_size));
+  if (split_size == 0 && n != 0)
+    throw Error("split(): split_size can only be 0 if dimension size is 0, but got dimension size of " + std::to_string(n));
+  const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < pieces; i++) {
+    const int64_t b = std::min(i * split_size, n);
+    out.push_back(narrow(*this, d, b, std::min(b + split_size, n)));
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::split(const std::vector<int64_t> &split_sizes, int64_t dim) const {
+  if (ndim() == 0) throw Error("split_with_sizes(): expects at least a 1-dimensional tensor");
+  const int64_t d = wrap_dim(dim, ndim(), "split_with_sizes");
+  const int64_t n = shape()[d];
+  int64_t sum = 0;
+  for (int64_t s : split_sizes) {
+    if (s < 0)
+      throw Error("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=" +
+                  list_str(split_sizes));
+    sum += s;
+  }
+  if (sum != n)
+    throw Error("split_with_sizes expects split_sizes to sum exactly to " + std::to_string(n) +
+                " (input tensor's size at dimension " + std::to_string(d) + "), but got split_sizes=" +
+                list_str(split_sizes));
+  std::vector<Tensor> out;
+  int64_t at = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(narrow(*this, d, at, at + s));
+    at += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
+  if (ndim() == 0) throw Error("chunk expects at least a 1-dimensional tensor");
+  if (chunks <= 0) throw Error("chunk expects `chunks` to be greater than 0, got: " + std::to_string(chunks));
+  const int64_t d = wrap_dim(dim, ndim(), "chunk");
+  const int64_t n = shape()[d];
+  const int64_t size = (n + chunks - 1) / chunks;
+  if (size == 0 && n == 0) return split(std::vector<int64_t>(static_cast<size_t>(chunks), 0), d);
+  return split(size, d);
+}
+
+std::vector<Tensor> Tensor::unbind(int64_t dim) const {
+  if (ndim() == 0) throw IndexError("unbind(): Dimension specified as 0 but tensor has no dimensions");
+  const int64_t d = wrap_dim(dim, ndim(), "unbind");
+  Shape s = shape();
+  s.erase(s.begin() + d);
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < shape()[d]; i++) out.push_back(narrow(*this, d, i, i + 1).reshape(s));
+  return out;
+}
+
+Tensor Tensor::squeeze(const Dims &dims) const {
+  std::vector<bool> drop(static_cast<size_t>(ndim()), false);
+  if (dims.empty()) {
+    for (int64_t d = 0; d < ndim(); d++) drop[static_cast<size_t>(d)] = shape()[d] == 1;
+  } else {
+    for (int64_t x : dims) {
+      const int64_t d = wrap_dim(x, std::max<int64_t>(ndim(), 1), "squeeze");
+      if (ndim() > 0 && shape()[d] == 1) drop[static_cast<size_t>(d)] = true;
+    }
+  }
+  Shape s;
+  for (int64_t d = 0; d < ndim(); d++)
+    if (!drop[static_cast<size_t>(d)]) s.push_back(shape()[d]);
+  return reshape(s);
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim() + 1, "unsqueeze");
+  Shape s = shape();
+  s.insert(s.begin() + d, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (ndim() == 0) {
+    wrap_dim(start_dim, 1, "flatten");
+    wrap_dim(end_dim, 1, "flatten");
+    return reshape({1});
+  }
+  const int64_t a = wrap_dim(start_dim, ndim(), "flatten"), b = wrap_dim(end_dim, ndim(), "flatten");
+  if (a > b) throw Error("flatten() has invalid args: start_dim cannot come after end_dim");
+  Shape s(shape().begin(), shape().begin() + a);
+  int64_t n = 1;
+  for (int64_t d = a; d <= b; d++) n *= shape()[d];
+  s.push_back(n);
+  s.insert(s.end(), shape().begin() + b + 1, shape().end());
+  return reshape(s);
+}
+
+Tensor Tensor::unflatten(int64_t dim, const std::vector<int64_t> &sizes) const {
+  if (ndim() == 0) throw IndexError("unflatten: Dimension specified as " + std::to_string(dim) + " but tensor has no dimensions");
+  const int64_t d = wrap_dim(dim, ndim(), "unflatten");
+  if (sizes.empty()) throw Error("unflatten: sizes must be non-empty");
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] == -1) {
+      if (infer >= 0) throw Error("unflatten: only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else if (sizes[i] < 0) {
+      throw Error("unflatten: invalid size " + std::to_string(sizes[i]) + " in " + list_str(sizes));
+    } else {
+      known *= sizes[i];
+    }
+  }
+  const int64_t n = shape()[d];
+  std::vector<int64_t> sz = sizes;
+  if (infer >= 0) {
+    if (known == 0 || n % known != 0)
+      throw Error("unflatten: Provided sizes " + list_str(sizes) + " don't multiply up to the size of dim " +
+                  std::to_string(d) + " (" + std::to_string(n) + ") in the input tensor");
+    sz[static_cast<size_t>(infer)] = n / known;
+  } else if (known != n) {
+    throw Error("unflatten: Provided sizes " + list_str(sizes) + " don't multiply up to the size of dim " +
+                std::to_string(d) + " (" + std::to_string(n) + ") in the input tensor");
+  }
+  Shape s(shape().begin(), shape().begin() + d);
+  s.insert(s.end(), sz.begin(), sz.end());
+  s.insert(s.end(), shape().begin() + d + 1, shape().end());
+  return reshape(s);
+}
+
+Tensor Tensor::repeat(const std::vector<int64_t> &sizes) const {
+  if (static_cast<int64_t>(sizes.size()) < ndim())
+    throw Error("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  for (int64_t r : sizes)
+    if (r < 0) throw Error("repeat: Trying to create tensor with negative dimension " + std::to_string(r));
+  const int64_t k = static_cast<int64_t>(sizes.size());
+  Shape padded(static_cast<size_t>(k - ndim()), 1);
+  padded.insert(padded.end(), shape().begin(), shape().end());
+  // (a, b) -> (1, a, 1, b) -> (r, a, s, b) -> (r*a, s*b)
+  Shape with_ones, expanded, out;
+  for (int64_t d = 0; d < k; d++) {
+    with_ones.push_back(1);
+    with_ones.push_back(padded[d]);
+    expanded.push_back(sizes[d]);
+    expanded.push_back(padded[d]);
+    out.push_back(sizes[d] * padded[d]);
+  }
+  return reshape(with_ones).expand(expanded).reshape(out);
+}
+
+Tensor Tensor::tile(const std::vector<int64_t> &sizes) const {
+  std::vector<int64_t> s = sizes;
+  while (static_cast<int64_t>(s.size()) < ndim()) s.insert(s.begin(), 1);
+  return repeat(s);
+}
+
+Tensor Tensor::roll(const std::vector<int64_t> &shifts, const Dims &dims) const {
+  if (dims.empty()) {
+    if (shifts.size() != 1)
+      throw Error("roll: shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
+                  ", dims: 0");
+    return flatten().roll(shifts, {0}).reshape(shape());
+  }
+  if (shifts.size() != dims.size())
+    throw Error("roll: shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
+                ", dims: " + std::to_string(dims.size()));
+  if (ndim() == 0) return reshape({1}).roll(shifts, dims).reshape({});  // dims 0 / -1 name the only element
+  Tensor out = *this;
+  for (size_t i = 0; i < dims.size(); i++) {
+    const int64_t d = wrap_dim(dims[i], ndim(), "roll");
+    const int64_t n = shape()[d];
+    if (n == 0) continue;
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    out = cat({narrow(out, d, n - s, n), narrow(out, d, 0, n - s)}, d);
+  }
+  return out;
+}
+
+namespace {
+// keep[i, j] = j - i <= k (tril) or j - i >= k (triu), broadcast over the leading dims.
+Tensor triangle(const Tensor &t, int64_t k, bool lower, const char *op) {
+  if (t.ndim() < 2 && t.numel() > 0)  // torch lets empty tensors through
+    throw Error(std::string(op) + ": input tensor must have at least 2 dimensions; got " + describe(t.uop()));
+  if (t.ndim() < 2) return t.where(t, t);
+  const int64_t r = t.shape()[t.ndim() - 2], c = t.shape()[t.ndim() - 1];
+  Tensor diff = Tensor::arange(c).reshape({1, c}).sub(Tensor::arange(r).reshape({r, 1}));
+  Tensor keep = lower ? diff.le(Tensor::full({}, static_cast<long long>(k), DType::Int64))
+                      : diff.ge(Tensor::full({}, static_cast<long long>(k), DType::Int64));
+  return keep.where(t, Tensor::zeros({}, t.dtype()));
+}
+}  // namespace
+
+Tensor Tensor::tril(int64_t k) const { return triangle(*this, k, true, "tril"); }
+Tensor Tensor::triu(int64_t k) const { return triangle(*this, k, false, "triu"); }
+
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
+  if (ndim() == 0) {
+    wrap_dim(dim, 1, "unfold");
+    if (size > 1) throw Error("unfold: maximum size for tensor at dimension 0 is 1 but size is " + std::to_string(size));
+    if (step <= 0) throw Error("unfold: step is " + std::to_string(step) + " but must be > 0");
+    return reshape({1}).unfold(0, size, step).reshape({size});
+  }
+  const int64_t d = wrap_dim(dim, ndim(), "unfold");
+  const int64_t n = shape()[d];
+  if (size > n)
+    throw Error("unfold: maximum size for tensor at dimension " + std::to_string(d) + " is " + std::to_string(n) +
+                " but size is " + std::to_string(size));
+  if (size < 0) throw Error("unfold: size is " + std::to_string(size) + " but must be >= 0");
+  if (step <= 0) throw Error("unfold: step is " + std::to_string(step) + " but must be > 0");
+  // Move dim last: (..., n). Repeat it `size` times and re-read the flat rows
+  // with a row length of n + 1, so row i starts at element i: w[i, j] = x[i + j].
+  Dims order;
+  for (int64_t k = 0; k < ndim(); k++)
+    if (k != d) order.push_back(k);
+  order.push_back(d);
+  Tensor x = permute(order);
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  Shape rep = lead;
+  rep.push_back(size);
+  rep.push_back(n);
+  Tensor w = x.unsqueeze(-2).expand(rep);
+  Shape flat = lead;
+  flat.push_back(size * n);
+  std::vector<std::pair<int64_t, int64_t>> p(lead.size(), {0, 0});
+  p.push_back({0, size});
+  Shape rows = lead;
+  rows.push_back(size);
+  rows.push_back(n + 1);
+  w = w.reshape(flat).pad(p, 0).reshape(rows);
+  const int64_t r = static_cast<int64_t>(lead.size());
+  w = w.slice(r + 1, 0, n - size + 1, step);  // (..., size, windows)
+  // (lead..., size, windows) -> dims before d, windows, dims after d, size
+  const int64_t windows = w.shape()[r + 1];
+  (void)windows;
+  Dims back;
+  for (int64_t k = 0; k < d; k++) back.push_back(k);
+  back.push_back(r + 1);
+  for (int64_t k = d; k < r; k++) back.push_back(k);
+  back.push_back(r);
+  return w.permute(back);
+}
+
+Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, const std::string &mode) const {
+  if (mode != "reflect" && mode != "replicate")
+    throw Error("pad_mode: mode must be \"reflect\" or \"replicate\", got \"" + mode + "\"");
+  const int64_t k = static_cast<int64_t>(pad.size());
+  if (k < 1 || k > 3) throw Error("pad_mode: " + mode + " padding supports 1 to 3 padded dims, got " + std::to_string(k));
+  if (ndim() != k + 1 && ndim() != k + 2)
+    throw Error("pad_mode: " + mode + " padding of " + std::to_string(k) + " dims expects a " + std::to_string(k + 1) +
+                "-d or " + std::to_string(k + 2) + "-d input, got " + describe(uop()));
+  if (!is_float(dtype())) unsupported_dtype(mode == "reflect" ? "reflection_pad" : "replication_pad", dtype());
+  for (int64_t d = 1; d < ndim(); d++)  // only the leading (batch) dim may be empty, as in torch
+    if (shape()[d] == 0)
+      throw Error("pad_mode: expected a tensor with possibly 0 batch size and other non-zero dimensions, got " +
+                  describe(uop()));
+  Tensor out = *this;
+  for (int64_t i = 0; i < k; i++) {
+    const int64_t d = ndim() - k + i;
+    const int64_t n = out.shape()[d];
+    const auto [before, after] = pad[static_cast<size_t>(i)];
+    if (mode == "reflect") {
+      if (before >= n || after >= n || before < 0 || after < 0)
+        throw Error("pad_mode: Padding size should be less than the corresponding input dimension, but got: padding (" +
+                    std::to_string(before) + ", " + std::to_string(after) + ") at dimension " + std::to_string(d) +
+                    " of input " + describe(uop()));
+      std::vector<Tensor> parts;
+      if (before > 0) parts.push_back(narrow(out, d, 1, before + 1).flip({d}));
+      parts.push_back(out);
+      if (after > 0) parts.push_back(narrow(out, d, n - 1 - after, n - 1).flip({d}));
+      out = parts.size() == 1 ? out : cat(parts, d);
+    } else {
+      if (before < 0 || after < 0) throw Error("pad_mode: negative replicate padding is not supported");
+      if (n == 0 && before + after > 0)
+        throw Error("pad_mode: cannot replicate-pad an empty dimension " + std::to_string(d) + " of " + describe(uop()));
+      std::vector<Tensor> parts;
+      Shape s = out.shape();
+      if (before > 0) {
+        s[d] = before;
+        parts.push_back(narrow(out, d, 0, 1).expand(s));
+      }
+      parts.push_back(out);
+      if (after > 0) {
+        s[d] = after;
+        parts.push_back(narrow(out, d, n - 1, n).expand(s));
+      }
+      out = parts.size() == 1 ? out : cat(parts, d);
+    }
+  }
+  return out;
+}
+
+}  // namespace loom
