@@ -9,13 +9,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "reference.h"
+#include "torch_ops.h"
 
 namespace loom::reference {
-namespace {
-
-using TorchArgs = std::vector<at::Tensor>;
-using TorchOp = std::function<at::Tensor(const TorchArgs &, const Attrs &)>;
 
 at::ScalarType to_torch_dtype(DType dt) {
   switch (dt) {
@@ -54,7 +50,7 @@ at::Scalar to_torch_scalar(const Scalar &s) {
 // which is also what torch itself would have produced). A size-1 or empty dim
 // has no direction: its stride sign is ignored, so such views stay plain views.
 // `raw`, when given, receives the storage tensor (to tell views from copies).
-at::Tensor to_torch(const HostTensor &h, at::Tensor *raw = nullptr) {
+at::Tensor to_torch(const HostTensor &h, at::Tensor *raw) {
   const at::ScalarType st = to_torch_dtype(h.dtype);
   const int64_t es = static_cast<int64_t>(c10::elementSize(st));
   const int64_t n = h.storage ? static_cast<int64_t>(h.storage->size()) / es : 0;
@@ -92,6 +88,8 @@ HostTensor from_torch(const at::Tensor &t) {
   if (bytes) std::memcpy(h.storage->data(), c.data_ptr(), bytes);
   return h;
 }
+
+namespace {
 
 std::vector<std::pair<int64_t, int64_t>> pairs(const std::vector<int64_t> &flat, int64_t ndim, const char *op) {
   if (static_cast<int64_t>(flat.size()) != 2 * ndim)
@@ -182,9 +180,11 @@ TorchOp unary(at::Tensor (*f)(const at::Tensor &)) {
   return [f](const TorchArgs &x, const Attrs &) { return f(x.at(0)); };
 }
 
-const std::unordered_map<std::string, TorchOp> &ops() {
-  static const std::unordered_map<std::string, TorchOp> table = [] {
-    std::unordered_map<std::string, TorchOp> t;
+const OpMap &ops() {
+  static const OpMap table = [] {
+    OpMap t;
+    add_nn_ops(t);
+    add_index_ops(t);
     // ---- elementwise
     t["add"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::add(a, b); },
                       [](const at::Tensor &a, const at::Scalar &b) { return at::add(a, b); });
@@ -207,6 +207,16 @@ const std::unordered_map<std::string, TorchOp> &ops() {
     t["logical_and"] =
         binary([](const at::Tensor &a, const at::Tensor &b) { return at::logical_and(a, b); }, nullptr);
     t["logical_or"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::logical_or(a, b); }, nullptr);
+    t["floor_divide"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::floor_divide(a, b); }, nullptr);
+    t["remainder"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::remainder(a, b); }, nullptr);
+    t["bitwise_and"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_and(a, b); }, nullptr);
+    t["bitwise_or"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_or(a, b); }, nullptr);
+    t["bitwise_xor"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_xor(a, b); }, nullptr);
+    t["bitwise_left_shift"] =
+        binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_left_shift(a, b); }, nullptr);
+    t["bitwise_right_shift"] =
+        binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_right_shift(a, b); }, nullptr);
+    t["bitwise_not"] = unary([](const at::Tensor &a) { return at::bitwise_not(a); });
     t["logical_not"] = unary([](const at::Tensor &a) { return at::logical_not(a); });
     t["where"] = [](const TorchArgs &x, const Attrs &) { return at::where(x.at(0).to(at::kBool), x.at(1), x.at(2)); };
     t["neg"] = unary([](const at::Tensor &a) { return at::neg(a); });
@@ -311,12 +321,24 @@ const std::unordered_map<std::string, TorchOp> &ops() {
       return x.at(0).transpose(a.get_int("dim0"), a.get_int("dim1"));
     };
     t["contiguous"] = unary([](const at::Tensor &a) { return a.contiguous(); });
+    // ---- random, in place on the view (values are not compared: torch's
+    // generator is not loom's; what matters is which inputs torch refuses)
+    t["uniform_"] = [](const TorchArgs &x, const Attrs &a) {
+      at::Tensor v = x.at(0);
+      return v.uniform_(static_cast<double>(a.get_int("low")), static_cast<double>(a.get_int("high")));
+    };
+    t["normal_"] = [](const TorchArgs &x, const Attrs &a) {
+      at::Tensor v = x.at(0);
+      return v.normal_(a.get_double("mean"), a.get_double("std"));
+    };
+    t["random_"] = [](const TorchArgs &x, const Attrs &a) {
+      at::Tensor v = x.at(0);
+      return v.random_(a.get_int("low"), a.get_int("high"));
+    };
     return t;
   }();
   return table;
 }
-
-std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }
 
 bool missing_half_kernel(const std::string &msg) {
   return msg.find("not implemented for 'Half'") != std::string::npos ||
@@ -349,29 +371,21 @@ at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const A
   return r;
 }
 
+}  // namespace
+
+std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }
+
 at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a) {
   auto it = ops().find(op);
   if (it == ops().end()) throw std::invalid_argument("reference: unknown op '" + op + "'");
   return run_with_half_fallback(it->second, in, a);
 }
 
-// Calls `f`, turning torch errors into std::runtime_error with torch's first line.
-template <typename F>
-auto torch_call(const std::string &what, F &&f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const c10::Error &e) {
-    throw std::runtime_error(what + ": " + first_line(e.what_without_backtrace()));
-  }
-}
-
-at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at::Tensor *raw = nullptr) {
+at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at::Tensor *raw) {
   at::Tensor t = to_torch(base, raw);
   for (const ViewStep &s : steps) t = run_torch(s.op, {t}, s.attrs);
   return t;
 }
-
-}  // namespace
 
 bool knows(const std::string &op) { return ops().count(op) != 0; }
 

@@ -25,6 +25,15 @@ using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<i
 //   (before, after) / (begin, end) pairs from dim 0), value (Scalar),
 //   start / stop / step (int for slice; Scalar for arange), end (Scalar),
 //   dim0 / dim1 (int), approximate (string).
+//   Indexing/shaping/order/statistics (ops_index.cpp): piece (int: which output of
+//   split/chunk/unbind), size / chunks / k / step / num_classes / correction (int),
+//   sizes / shifts (ints), start / end (int, flatten), descending / largest (bool),
+//   mode (string: pad_mode), n (int: the size an index input indexes; generators only).
+//   nn ops (ops_nn.cpp; (h, w) pairs as 2 ints): stride / padding / dilation / kernel /
+//   output_size (ints), padding_mode ("same"/"valid"), groups (int), training (bool),
+//   momentum / eps / negative_slope / alpha / beta / threshold / min_val / max_val /
+//   p / label_smoothing (double), min / max (Scalar, clamp), normalized_shape (ints),
+//   reduction ("none"/"mean"/"sum"), ignore_index / classes (int).
 struct Attrs {
   std::map<std::string, AttrValue> values;
 
@@ -96,5 +105,36 @@ struct ViewInfo {
   bool base_storage = true;  // still a view of the base's storage: torch copied nowhere on the way
 };
 ViewInfo view_chain_info(const HostTensor &base, const std::vector<ViewStep> &steps);
+
+// One input of a gradient case: a base storage and the movement steps that
+// build the view the op reads (as in apply_view_chain).
+struct ChainInput {
+  HostTensor base;
+  std::vector<ViewStep> steps;
+};
+struct GradResult {
+  HostTensor out;  // float32 where the half retry ran
+  std::vector<std::optional<HostTensor>> grads;  // per input; nullopt: not floating, or no path to it
+};
+// torch.autograd.grad of sum(op(inputs) * weight) with respect to every
+// floating-point input, each a leaf with the view's exact geometry (so
+// as_strided addresses the storage it would in torch). Where torch lacks a
+// float16/bfloat16 kernel the op runs in float32 between casts, which autograd
+// differentiates too. `weight` has the output's shape.
+// The training check's libtorch side: a small conv net
+//   conv2d(3x3, padding 1, bias) -> batch_norm (training, affine) -> gelu ->
+//   max_pool2d(2) -> flatten -> linear -> cross_entropy(label_smoothing)
+// trained with SGD and momentum (torch.optim.SGD's update, written out), one
+// batch per step. Returns the loss of every step, computed before its update.
+struct ConvNetSpec {
+  HostTensor conv_w, conv_b, bn_w, bn_b, fc_w, fc_b;  // initial parameters (float32)
+  std::vector<HostTensor> inputs;                     // per step: (N, C, H, W) float32
+  std::vector<HostTensor> labels;                     // per step: (N,) int64
+  double lr = 0.05, momentum = 0.9, label_smoothing = 0.1;
+};
+std::vector<double> train_convnet(const ConvNetSpec &spec);
+
+GradResult run_backward(const std::string &op, const std::vector<ChainInput> &inputs, const Attrs &attrs,
+                        const HostTensor &weight);
 
 }  // namespace loom::reference
