@@ -47,7 +47,8 @@ void write_sweep_results(const std::string &op, const std::vector<CellResult> &c
   {
     std::ofstream out(tmp);
     for (const CellResult &c : cells)
-      out << c.op << '\t' << c.dtype << '\t' << c.layout << '\t' << c.status << '\t' << one_line(c.detail) << '\n';
+      out << c.op << '\t' << c.dtype << '\t' << c.layout << '\t' << c.status << '\t' << one_line(c.detail) << '\t'
+          << c.backward << '\t' << one_line(c.backward_detail) << '\n';
   }
   fs::rename(tmp, path);  // the report never sees a half-written file
 }
@@ -55,12 +56,12 @@ void write_sweep_results(const std::string &op, const std::vector<CellResult> &c
 int write_coverage_report() {
   std::vector<std::string> layouts;
   for (Layout l : kAllLayouts) layouts.push_back(layout_name(l));
-  int64_t pass = 0, fail = 0, unsup = 0;
+  int64_t pass = 0, fail = 0, unsup = 0, grad_pass = 0, grad_fail = 0, grad_none = 0;
   std::vector<std::string> missing, failures;
   std::ostringstream table;
-  table << "| op | dtype | forward |";
+  table << "| op | dtype | forward | backward |";
   for (const std::string &l : layouts) table << ' ' << l << " |";
-  table << "\n|---|---|---|";
+  table << "\n|---|---|---|---|";
   for (size_t i = 0; i < layouts.size(); ++i) table << "---|";
   table << '\n';
   for (const OpEntry &op : op_table()) {
@@ -71,7 +72,7 @@ int write_coverage_report() {
     }
     // dtype -> layout -> status, dtype order as read.
     std::vector<std::string> dtype_order;
-    std::map<std::string, std::map<std::string, std::string>> cells;
+    std::map<std::string, std::map<std::string, std::string>> cells, grad_cells;
     std::string line;
     while (std::getline(in, line)) {
       std::vector<std::string> f;
@@ -83,33 +84,51 @@ int write_coverage_report() {
       if (f[3] == "pass") ++pass;
       else if (f[3] == "fail") ++fail, failures.push_back(op.name + " " + f[1] + " " + f[2] + ": " + (f.size() > 4 ? f[4] : ""));
       else ++unsup;
+      if (f.size() > 5 && !f[5].empty()) {
+        grad_cells[f[1]][f[2]] = f[5];
+        if (f[5] == "pass") ++grad_pass;
+        else if (f[5] == "fail")
+          ++grad_fail, failures.push_back(op.name + " " + f[1] + " " + f[2] + " backward: " + (f.size() > 6 ? f[6] : ""));
+        else ++grad_none;
+      }
     }
     for (const std::string &dt : dtype_order) {
       const auto &row = cells[dt];
       bool any_fail = false, all_unsup = true;
       for (const auto &[l, s] : row) any_fail |= s == "fail", all_unsup &= s == "unsupported";
-      table << "| " << op.name << " | " << dt << " | " << (any_fail ? "**FAIL**" : all_unsup ? "unsup" : "pass") << " |";
+      const auto &grad_row = grad_cells[dt];
+      bool grad_any_fail = false;
+      for (const auto &[l, s] : grad_row) grad_any_fail |= s == "fail";
+      table << "| " << op.name << " | " << dt << " | " << (any_fail ? "**FAIL**" : all_unsup ? "unsup" : "pass") << " | "
+            << (grad_row.empty() ? "-" : grad_any_fail ? "**FAIL**" : "pass") << " |";
       for (const std::string &l : layouts) {
         auto it = row.find(l);
         if (it == row.end()) it = row.find("-");  // creation ops have no input layout
-        table << ' ' << (it == row.end() ? "." : cell_mark(it->second)) << " |";
+        std::string mark = it == row.end() ? "." : cell_mark(it->second);
+        auto g = grad_row.find(l);
+        if (g != grad_row.end()) mark += " / " + cell_mark(g->second);
+        table << ' ' << mark << " |";
       }
       table << '\n';
     }
   }
   std::ostringstream summary;
   summary << "coverage: " << op_table().size() - missing.size() << " ops, " << pass + fail + unsup << " cells: " << pass
-          << " pass, " << fail << " fail, " << unsup << " unsupported";
+          << " pass, " << fail << " fail, " << unsup << " unsupported; backward " << grad_pass + grad_fail << " cells: "
+          << grad_pass << " pass, " << grad_fail << " fail, " << grad_none << " n/a";
   if (!missing.empty()) summary << "; " << missing.size() << " ops without sweep results";
 
   const std::string path = std::string(LOOM_CONFORMANCE_BINARY_DIR) + "/coverage.md";
   std::ofstream md(path);
   md << "# loom conformance coverage\n\n**" << summary.str() << "**\n\n"
      << "Each cell is one deterministic differential case against libtorch (conformance/sweep_test.cpp): "
-        "op x dtype x input layout, forward only (backward arrives with autograd). `pass`: matches torch "
-        "(or both reject the input); `unsup`: the dtype is outside the op's table entry and the engine "
-        "rejects it with a loom::Error naming the dtype; creation ops have no input layout and fill one "
-        "cell per dtype.\n\n"
+        "op x dtype x input layout. `pass`: matches torch (or both reject the input); `unsup`: the dtype "
+        "is outside the op's table entry and the engine rejects it with a loom::Error naming the dtype; "
+        "creation ops have no input layout and fill one cell per dtype. For differentiable entries on "
+        "floating dtypes a second mark follows the slash: the gradient of sum(out * w) for a random w "
+        "against torch.autograd.grad, with every floating input in that layout (`n/a`: torch rejects the "
+        "input, so there is no gradient to compare); the backward column sums up the row (`-`: no "
+        "backward case).\n\n"
      << table.str();
   if (!missing.empty()) {
     md << "\n## Ops without sweep results\n\n";

@@ -9,6 +9,9 @@ namespace loom::conformance {
 
 struct CellResult {
   std::string op, dtype, layout, status, detail;  // status: pass / fail / unsupported
+  // The backward case of a differentiable entry on a floating dtype: pass /
+  // fail, or empty where there is none.
+  std::string backward, backward_detail;
 };
 
 std::string coverage_dir();

@@ -28,6 +28,7 @@ Shape clamp_numel(Shape s, int64_t max_numel) {
 namespace {
 
 std::vector<Shape> input_shapes(const OpEntry &op, const Shape &shape, Rng &rng) {
+  if (op.shape_fn) return op.shape_fn(shape, rng);
   if (op.shapes == ShapeKind::None) return {};
   std::vector<Shape> out(static_cast<size_t>(op.arity), shape);
   if (op.shapes == ShapeKind::Same || rng.coin(0.4)) return out;
@@ -47,6 +48,8 @@ double max_abs(const std::vector<HostTensor> &xs) {
   return m;
 }
 
+}  // namespace
+
 Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs) {
   Tolerance tol = default_tolerance(want.dtype);
   tol.rtol *= op.tol_scale;
@@ -58,16 +61,34 @@ Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::ve
   return tol;
 }
 
+namespace {
+
 // Checks for entries without a reference (rand, randn).
-std::optional<std::string> check_without_reference(const OpEntry &op, const CaseSpec &spec, const HostTensor &got) {
-  if (got.shape != spec.shape) return "shape: expected " + shape_str(spec.shape) + ", got " + shape_str(got.shape);
+std::optional<std::string> check_without_reference(const OpEntry &op, const CaseSpec &spec, const Attrs &attrs,
+                                                   const HostTensor &got) {
+  const Shape want_shape = op.check == Check::Permutation ? Shape{attrs.get_int("n")} : spec.shape;
+  if (got.shape != want_shape) return "shape: expected " + shape_str(want_shape) + ", got " + shape_str(got.shape);
   if (got.dtype != spec.dtype)
     return std::string("dtype: expected ") + dtype_name(spec.dtype) + ", got " + dtype_name(got.dtype);
+  if (op.check == Check::Permutation) {
+    std::vector<bool> seen(static_cast<size_t>(got.numel()), false);
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double v = got.get(i);
+      if (v < 0 || v >= got.numel() || v != std::floor(v) || seen[static_cast<size_t>(v)])
+        return "not a permutation: value " + std::to_string(v) + " at " + std::to_string(i);
+      seen[static_cast<size_t>(v)] = true;
+    }
+  }
+  const double lo = op.check == Check::InRange ? attrs.get_int("low") : 0;
+  const double hi = op.check == Check::InRange ? attrs.get_int("high") : 1;
   bool all_same = true;
   for (int64_t i = 0; i < got.numel(); ++i) {
     const double v = got.get(i);
-    if (op.check == Check::Uniform01 && !(v >= 0 && v < 1))
-      return "value " + std::to_string(v) + " at " + std::to_string(i) + " is outside [0, 1)";
+    if ((op.check == Check::Uniform01 || op.check == Check::InRange) && !(v >= lo && v < hi))
+      return "value " + std::to_string(v) + " at " + std::to_string(i) + " is outside [" + std::to_string(lo) + ", " +
+             std::to_string(hi) + ")";
+    if (op.check == Check::InRange && attrs.get_bool("integral", false) && v != std::floor(v))
+      return "value " + std::to_string(v) + " at " + std::to_string(i) + " is not an integer";
     if (!std::isfinite(v)) return "value at " + std::to_string(i) + " is not finite";
     all_same &= v == got.get(0);
   }
@@ -75,34 +96,50 @@ std::optional<std::string> check_without_reference(const OpEntry &op, const Case
   return std::nullopt;
 }
 
+}  // namespace
+
 std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }
+
+PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domain)> &adjust_domain) {
+  const OpEntry &op = *spec.op;
+  PreparedCase c;
+  c.rng = std::make_shared<Rng>(spec.seed);
+  Rng &rng = *c.rng;
+  c.in_dtypes = spec.input_dtypes.empty() ? op.inputs_for(spec.dtype) : spec.input_dtypes;
+  const std::vector<Shape> shapes = input_shapes(op, spec.shape, rng);
+  CaseContext ctx{spec.dtype, spec.shape, {}, {}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Layout l = spec.layouts.empty() ? Layout::Contiguous : spec.layouts[i % spec.layouts.size()];
+    c.ins.push_back(plan_layout(l, shapes[i], c.in_dtypes[i], rng));
+    ctx.inputs.push_back(c.ins.back().view);
+    ctx.torch_views.push_back(reference::view_chain_info(c.ins.back().base, c.ins.back().steps));
+  }
+  c.attrs = op.attrs ? op.attrs(ctx, rng) : Attrs();
+  for (size_t i = 0; i < c.ins.size(); ++i) {
+    Domain d = op.domain(c.in_dtypes[i], static_cast<int>(i), c.attrs);
+    fill_storage(c.ins[i].base, adjust_domain ? adjust_domain(d) : d, rng);
+    c.views.push_back(c.ins[i].view);
+  }
+  std::ostringstream rep;
+  rep << "op " << op.name << " (Tensor::" << op.method << "), dtype " << dtype_name(spec.dtype) << ", case shape "
+      << shape_str(spec.shape) << ", seed " << spec.seed << "\n  attrs: " << (c.attrs.values.empty() ? "-" : c.attrs.str());
+  for (size_t i = 0; i < c.ins.size(); ++i)
+    rep << "\n  input " << i << " " << dtype_name(c.in_dtypes[i]) << " " << c.ins[i].str() << "\n    values "
+        << values_str(c.views[i]);
+  c.header = rep.str();
+  return c;
+}
+
+namespace {
 
 CaseResult run_case_quietly(const CaseSpec &spec) {
   const OpEntry &op = *spec.op;
-  Rng rng(spec.seed);
-  const std::vector<DType> in_dtypes = spec.input_dtypes.empty() ? op.inputs_for(spec.dtype) : spec.input_dtypes;
-  const std::vector<Shape> shapes = input_shapes(op, spec.shape, rng);
-  std::vector<LayoutInput> ins;
-  CaseContext ctx{spec.dtype, spec.shape, {}};
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const Layout l = spec.layouts.empty() ? Layout::Contiguous : spec.layouts[i % spec.layouts.size()];
-    ins.push_back(plan_layout(l, shapes[i], in_dtypes[i], rng));
-    ctx.inputs.push_back(ins.back().view);
-    ctx.torch_views.push_back(reference::view_chain_info(ins.back().base, ins.back().steps));
-  }
-  const Attrs attrs = op.attrs ? op.attrs(ctx, rng) : Attrs();
-  std::vector<HostTensor> views;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    fill_storage(ins[i].base, op.domain(in_dtypes[i], static_cast<int>(i), attrs), rng);
-    views.push_back(ins[i].view);
-  }
-
+  PreparedCase c = prepare_case(spec);
+  const std::vector<LayoutInput> &ins = c.ins;
+  const std::vector<HostTensor> &views = c.views;
+  const Attrs &attrs = c.attrs;
   std::ostringstream rep;
-  rep << "op " << op.name << " (Tensor::" << op.method << "), dtype " << dtype_name(spec.dtype) << ", case shape "
-      << shape_str(spec.shape) << ", seed " << spec.seed << "\n  attrs: " << (attrs.values.empty() ? "-" : attrs.str());
-  for (size_t i = 0; i < ins.size(); ++i)
-    rep << "\n  input " << i << " " << dtype_name(in_dtypes[i]) << " " << ins[i].str() << "\n    values "
-        << values_str(views[i]);
+  rep << c.header;
 
   std::optional<HostTensor> want;
   std::string ref_error;
@@ -174,7 +211,7 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
       bad = std::string("expected ") + dtype_name(want->dtype) + " " + shape_str(want->shape) + ", got " +
             dtype_name(got->dtype) + " " + shape_str(got->shape);
   } else {
-    bad = check_without_reference(op, spec, *got);
+    bad = check_without_reference(op, spec, attrs, *got);
   }
   if (bad) return fail(*bad);
   return r;

@@ -1,6 +1,8 @@
 // One differential case: build inputs in a layout, run the engine and the
 // reference, compare. Shared by the properties and the sweep.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,30 @@ struct CaseResult {
 };
 
 CaseResult run_case(const CaseSpec &spec);
+
+// A case's inputs, drawn from its seed: layouts, attrs and values.
+struct PreparedCase {
+  std::shared_ptr<Rng> rng;  // continues the case's stream (later draws: weights, directions)
+  std::vector<DType> in_dtypes;
+  std::vector<LayoutInput> ins;
+  std::vector<HostTensor> views;
+  Attrs attrs;
+  std::string header;  // the report's description of the case
+};
+// adjust_domain, when given, rewrites each input's value domain (the
+// finite-difference check keeps values off grids, where functions have kinks).
+PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domain)> &adjust_domain = {});
+
+// The backward case: torch.autograd.grad of sum(op(inputs) * w) for a random w,
+// with respect to every floating-point input, against the engine's autograd::grad.
+CaseResult run_grad_case(const CaseSpec &spec);
+// A float64 directional finite-difference check of the engine's gradient,
+// independent of torch: (L(x + h v) - L(x - h v)) / 2h against grad . v.
+CaseResult run_finite_difference_case(const CaseSpec &spec);
+
+// Tolerance for comparing an op's result (or gradient) given its inputs.
+Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs);
+std::string first_line(const std::string &s);
 
 // Cases are small: shapes are scaled down (largest dim first) to max_numel elements.
 Shape clamp_numel(Shape s, int64_t max_numel);

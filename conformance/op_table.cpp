@@ -44,6 +44,10 @@ const std::vector<OpEntry> &op_table() {
     add_reduce_ops(t);
     add_movement_ops(t);
     add_creation_ops(t);
+    add_random_ops(t);
+    add_integer_ops(t);
+    add_nn_ops(t);
+    add_index_ops(t);
     std::set<std::string> names;
     for (const OpEntry &e : t)
       if (!names.insert(e.name).second) throw std::logic_error("op table: duplicate entry " + e.name);

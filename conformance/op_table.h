@@ -29,6 +29,8 @@ enum class Check : uint8_t {
   ShapeDtype,  // shape and dtype only (empty)
   Uniform01,   // no reference (rand): shape, dtype, values in [0, 1)
   Finite,      // no reference (randn): shape, dtype, finite values
+  InRange,     // random values: shape, dtype, values in [attr low, attr high), integers if attr integral
+  Permutation, // randperm: a permutation of 0 .. attr n - 1
 };
 
 // What the attribute and domain generators see of a case.
@@ -58,12 +60,22 @@ struct OpEntry {
   Check check = Check::Values;
   // Input dtypes for a case dtype (where: the condition is bool); empty = all the case dtype.
   std::function<std::vector<DType>(DType)> input_dtypes;
+  // Inputs of unrelated shapes (gather's index, cat's pieces): the input shapes
+  // for a case shape, drawn before the attrs (which then see them). Set, it
+  // overrides `shapes`.
+  std::function<std::vector<Shape>(const Shape &case_shape, Rng &rng)> shape_fn;
   int64_t max_numel = 64;   // case shapes are scaled down to this many elements
   bool reduction = false;   // atol grows with sqrt(elements reduced per output)
   double tol_scale = 1;     // multiplies the dtype's default tolerance
   // Movement ops: the reference replays the input's layout steps and then this op
   // in torch, so as_strided addresses the storage torch would have (copies included).
   bool view_op = false;
+  // Differentiable: the backward property and the sweep's backward column
+  // compare d(sum(out * w))/d(input) with torch.autograd.grad for every
+  // floating-point input (a float dtype case), and a float64 finite-difference
+  // check runs on it.
+  bool backward = false;
+  double grad_tol_scale = 1;  // multiplies the gradient tolerance
 
   bool supports(DType dt) const;
   std::vector<DType> inputs_for(DType dt) const;
@@ -77,6 +89,10 @@ void add_elementwise_ops(std::vector<OpEntry> &t);
 void add_reduce_ops(std::vector<OpEntry> &t);
 void add_movement_ops(std::vector<OpEntry> &t);
 void add_creation_ops(std::vector<OpEntry> &t);
+void add_random_ops(std::vector<OpEntry> &t);   // op_table_random.cpp
+void add_integer_ops(std::vector<OpEntry> &t);  // op_table_integer.cpp
+void add_nn_ops(std::vector<OpEntry> &t);       // op_table_nn.cpp: linear algebra, conv, pools, norms, activations, losses
+void add_index_ops(std::vector<OpEntry> &t);    // op_table_index.cpp: indexing, shaping, scans, order, statistics
 
 // Shared dtype sets and helpers for the table parts.
 namespace dtypes {

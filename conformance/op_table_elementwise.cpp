@@ -1,6 +1,8 @@
 // Elementwise entries: binary (broadcasting), scalar overloads, unary, where, cast.
 #include <cmath>
 
+#include <set>
+
 #include "op_table.h"
 
 namespace loom::conformance {
@@ -95,6 +97,7 @@ Domain cast_domain(DType src, DType target) {
 }  // namespace
 
 void add_elementwise_ops(std::vector<OpEntry> &t) {
+  const size_t first = t.size();
   using namespace dtypes;
   const DomainFn cmp = same_domain(compare_domain);
   t.push_back(binary("add", [](const Tensor &a, const Tensor &b) { return a.add(b); }, all));
@@ -184,6 +187,9 @@ void add_elementwise_ops(std::vector<OpEntry> &t) {
   cast.attrs = [](const CaseContext &, Rng &rng) { return Attrs().set_dtype("dtype", rng.pick(dtypes::all)); };
   cast.domain = [](DType dt, int, const Attrs &a) { return cast_domain(dt, a.get_dtype("dtype")); };
   t.push_back(cast);
+  // Differentiable entries also get the backward property and finite differences.
+  const std::set<std::string> differentiable = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "where", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "pow_scalar", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "gelu", "cast"};
+  for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
 }
 
 }  // namespace loom::conformance

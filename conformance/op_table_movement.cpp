@@ -1,6 +1,8 @@
 // Movement entries (views; attrs from movement_gen) and creation entries.
 #include "layouts.h"
 #include "movement_gen.h"
+#include <set>
+
 #include "op_table.h"
 
 namespace loom::conformance {
@@ -67,8 +69,12 @@ Attrs arange_attrs(const CaseContext &c, Rng &rng) {
 }  // namespace
 
 void add_movement_ops(std::vector<OpEntry> &t) {
+  const size_t first = t.size();
   for (const std::string &op : movement_ops()) t.push_back(movement(op));
   t.push_back(movement("contiguous"));
+  // Differentiable entries also get the backward property and finite differences.
+  const std::set<std::string> differentiable = {"reshape", "permute", "expand", "pad", "shrink", "flip", "slice", "as_strided", "transpose", "contiguous"};
+  for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
 }
 
 void add_creation_ops(std::vector<OpEntry> &t) {

@@ -1,6 +1,8 @@
 // Reduction entries: dims/keepdim reductions, full max/min, argmax/argmin.
 #include <numeric>
 
+#include <set>
+
 #include "op_table.h"
 
 namespace loom::conformance {
@@ -70,6 +72,7 @@ OpEntry arg_reduction(const std::string &name, bool is_max) {
 }  // namespace
 
 void add_reduce_ops(std::vector<OpEntry> &t) {
+  const size_t first = t.size();
   using namespace dtypes;
   t.push_back(dims_reduction("sum", [](const Tensor &x, const Dims &d, bool k) { return x.sum(d, k); }, all,
                              default_domain));
@@ -97,6 +100,9 @@ void add_reduce_ops(std::vector<OpEntry> &t) {
 
   t.push_back(arg_reduction("argmax", true));
   t.push_back(arg_reduction("argmin", false));
+  // Differentiable entries also get the backward property and finite differences.
+  const std::set<std::string> differentiable = {"sum", "prod", "mean", "amax", "amin", "max", "min"};
+  for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
 }
 
 }  // namespace loom::conformance

@@ -58,5 +58,78 @@ TEST_P(OpProperty, MatchesTorch) {
 INSTANTIATE_TEST_SUITE_P(Ops, OpProperty, ::testing::ValuesIn(op_names()),
                          [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
+// Backward cases cost about three forward ones; a third as many keeps the suite's time in check.
+constexpr double kGradCaseFraction = 0.3;
+
+std::vector<std::string> differentiable_op_names(bool need_float64) {
+  std::vector<std::string> names;
+  for (const OpEntry &e : op_table())
+    if (e.backward && (!need_float64 || e.supports(DType::Float64))) names.push_back(e.name);
+  return names;
+}
+
+std::vector<DType> float_dtypes(const OpEntry &op) {
+  std::vector<DType> out;
+  for (DType dt : op.dtypes)
+    if (is_float(dt)) out.push_back(dt);
+  return out;
+}
+
+CaseSpec random_spec(const OpEntry &op, const std::vector<DType> &dtypes) {
+  CaseSpec spec;
+  spec.op = &op;
+  spec.dtype = dtypes[*uniform_in<size_t>(0, dtypes.size()).as("dtype index")];
+  const int rank = *uniform_in<int>(0, 5).as("rank");
+  const auto dims = *rc::gen::container<std::vector<int64_t>>(static_cast<size_t>(rank), gen_dim()).as("dims");
+  spec.shape = clamp_numel(Shape(dims.begin(), dims.end()), std::min<int64_t>(op.max_numel, 24));
+  const auto layouts = *rc::gen::container<std::vector<size_t>>(
+                            static_cast<size_t>(op.arity), uniform_in<size_t>(0, std::size(kAllLayouts)))
+                            .as("layout indices");
+  for (size_t l : layouts) spec.layouts.push_back(kAllLayouts[l]);
+  spec.seed = *uniform_in<uint64_t>(0, 1u << 30).as("seed");
+  return spec;
+}
+
+// Inside a property: tags what the case did and fails it with its report.
+void settle(const CaseResult &r) {
+  RC_TAG(r.summary.empty() ? "compared" : "skipped: " + r.summary);
+  if (r.outcome == Outcome::Fail) {
+    note_failure();
+    RC_FAIL(r.report);
+  }
+}
+
+// The gradient of sum(op(x) * w) for a random w against torch.autograd.grad,
+// every floating-point dtype of the entry, random layouts per input.
+class GradProperty : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GradProperty, MatchesTorch) {
+  const OpEntry &op = *find_op(GetParam());
+  rc_check([&op] {
+    shrink_guard();
+    settle(run_grad_case(random_spec(op, float_dtypes(op))));
+  }, kGradCaseFraction);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, GradProperty, ::testing::ValuesIn(differentiable_op_names(false)),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+// Float64 directional finite differences against the engine's own gradient:
+// independent of torch, so a rule that torch and loom got wrong alike shows here.
+class FiniteDifference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FiniteDifference, AgreesWithAutograd) {
+  const OpEntry &op = *find_op(GetParam());
+  rc_check([&op] {
+    shrink_guard();
+    CaseSpec spec = random_spec(op, {DType::Float64});
+    spec.layouts = {Layout::Contiguous};
+    settle(run_finite_difference_case(spec));
+  }, kGradCaseFraction);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, FiniteDifference, ::testing::ValuesIn(differentiable_op_names(true)),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
 }  // namespace
 }  // namespace loom::conformance

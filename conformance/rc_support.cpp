@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "rapidcheck/detail/Configuration.h"
+#include "rapidcheck/detail/TestListenerAdapter.h"
 
 namespace loom::conformance {
 namespace {
@@ -29,7 +30,7 @@ void note_failure() {
   if (!first_failure) first_failure = Clock::now();
 }
 
-void run_property(const rc::detail::Property &property) {
+void run_property(const rc::detail::Property &property, double case_fraction) {
   using namespace rc::detail;
   const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::string id = std::string(info->test_suite_name()) + "." + info->name();
@@ -37,7 +38,10 @@ void run_property(const rc::detail::Property &property) {
   TestMetadata metadata;
   metadata.id = id;
   metadata.description = id;
-  const TestResult result = checkProperty(property, metadata);
+  TestParams params = configuration().testParams;
+  params.maxSuccess = std::max(1, static_cast<int>(params.maxSuccess * case_fraction));
+  TestListenerAdapter listener;
+  const TestResult result = checkProperty(property, metadata, params, listener, configuration().reproduce);
   first_failure.reset();
   if (result.is<SuccessResult>()) {
     if (!result.get<SuccessResult>().distribution.empty()) printResultMessage(result, std::cout);

@@ -19,8 +19,9 @@ inline constexpr double kShrinkBudgetSeconds = 60;
 void shrink_guard();
 // Call before RC_FAIL: starts the shrink budget clock.
 void note_failure();
-// Runs `property` for the current test (id = its full gtest name).
-void run_property(const rc::detail::Property &property);
+// Runs `property` for the current test (id = its full gtest name), for
+// case_fraction of RapidCheck's max_success cases (at least one).
+void run_property(const rc::detail::Property &property, double case_fraction = 1);
 
 // An integer uniform in [lo, hi) at every test size (rc::gen::inRange alone
 // scales with the size, so early cases would all be rank 0, bool, contiguous);
@@ -31,8 +32,8 @@ rc::Gen<T> uniform_in(T lo, T hi) {
 }
 
 template <typename F>
-void rc_check(F &&f) {
-  run_property(rc::detail::toProperty(std::forward<F>(f)));
+void rc_check(F &&f, double case_fraction = 1) {
+  run_property(rc::detail::toProperty(std::forward<F>(f)), case_fraction);
 }
 
 }  // namespace loom::conformance

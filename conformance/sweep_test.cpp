@@ -40,9 +40,17 @@ TEST_P(OpSweep, EveryDTypeAndLayout) {
       spec.layouts = ls;
       spec.seed = std::hash<std::string>{}(op.name + "/" + dtype_name(dt) + "/" + (ls.empty() ? "-" : layout_name(ls[0])));
       const CaseResult r = run_case(spec);
-      cells.push_back({op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]), outcome_name(r.outcome),
-                       r.outcome == Outcome::Pass ? "" : r.summary});
+      CellResult cell{op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]), outcome_name(r.outcome),
+                      r.outcome == Outcome::Pass ? "" : r.summary, "", ""};
       if (r.outcome == Outcome::Fail && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
+      if (op.backward && is_float(dt) && op.supports(dt)) {
+        const CaseResult g = run_grad_case(spec);
+        // A case with nothing to compare (torch rejects the input) is not a pass.
+        cell.backward = g.outcome == Outcome::Fail ? "fail" : g.summary.empty() ? "pass" : "n/a";
+        cell.backward_detail = g.summary;
+        if (g.outcome == Outcome::Fail && ++failures <= kMaxReportedFailures) ADD_FAILURE() << g.report;
+      }
+      cells.push_back(cell);
     }
   }
   write_sweep_results(op.name, cells);

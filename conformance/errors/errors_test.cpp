@@ -3,32 +3,10 @@
 // checked by substring, never whole. Nothing here may crash the process.
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <type_traits>
-#include <typeinfo>
-
-#include "loom/tensor.h"
+#include "errors/expect_error.h"
 
 namespace loom {
 namespace {
-
-// Runs f (which realizes, so lazy errors surface too) and checks the error type and message.
-template <typename E = Error>
-void expect_error(const std::function<void()> &f, const std::vector<std::string> &substrings) {
-  try {
-    f();
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  } catch (const Error &e) {
-    if constexpr (!std::is_same_v<E, Error>) {
-      if (!dynamic_cast<const E *>(&e)) ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name();
-    }
-    const std::string msg = e.what();
-    for (const std::string &s : substrings)
-      EXPECT_NE(msg.find(s), std::string::npos) << "message lacks \"" << s << "\": " << msg;
-  } catch (const std::exception &e) {
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", got a non-loom exception: " << e.what();
-  }
-}
 
 Tensor f32(const Shape &s) { return Tensor::zeros(s, DType::Float32); }
 
@@ -107,6 +85,29 @@ TEST(Errors, ErrorsDoNotCorruptLiveBuffers) {
   }
   const HostTensor h = x.add(Scalar(1)).sum().to_host();
   EXPECT_EQ(h.get(0), 27);
+}
+
+TEST(Errors, IntegerDivisionByZeroRaises) {
+  const Tensor a = Tensor::from_vector({7, -7}, {2}, DType::Int32);
+  const Tensor b = Tensor::from_vector({2, 0}, {2}, DType::Int32);
+  expect_error([&] { a.floor_divide(b).to_host(); }, {"floor_divide", "ZeroDivisionError"});
+  expect_error([&] { a.remainder(b).to_host(); }, {"remainder", "ZeroDivisionError"});
+}
+
+TEST(Errors, BitwiseOpsRejectFloats) {
+  expect_error<TypeError>([] { f32({2}).bitwise_and(f32({2})).to_host(); }, {"bitwise_and", "float32"});
+  expect_error<TypeError>([] { f32({2}).bitwise_not().to_host(); }, {"bitwise_not", "float32"});
+}
+
+TEST(Errors, RandomRangesAreChecked) {
+  expect_error([] { Tensor::randint(3, 3, {2}).to_host(); }, {"randint", "from=3", "to=3"});
+  expect_error([] { Tensor t = f32({2}); t.uniform_(2, 1); }, {"uniform_", "from=2"});
+  expect_error([] { Tensor t = f32({2}); t.normal_(0, -1); }, {"normal_", "std"});
+  expect_error([] { Tensor::randperm(-1).to_host(); }, {"randperm", "-1"});
+}
+
+TEST(Errors, InPlaceWriteThroughABroadcastViewRaises) {
+  expect_error([] { f32({3}).expand({2, 3}).assign(f32({2, 3})); }, {"more than one element", "(2, 3)"});
 }
 
 }  // namespace

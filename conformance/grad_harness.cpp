@@ -1,0 +1,201 @@
+// Backward cases: the engine's autograd against torch.autograd.grad, and a
+// float64 finite-difference check that needs no reference at all.
+#include <cmath>
+#include <sstream>
+
+#include "harness.h"
+#include "loom/autograd.h"
+
+namespace loom::conformance {
+namespace {
+
+HostTensor random_like(const Shape &shape, DType dt, Rng &rng) {
+  HostTensor w = HostTensor::contiguous(dt, shape);
+  fill_storage(w, Domain{-2, 2}, rng);
+  return w;
+}
+
+CaseResult failed(const std::string &header, const std::string &why) {
+  CaseResult r;
+  r.outcome = Outcome::Fail;
+  r.summary = first_line(why);
+  r.report = header + "\n  FAILED: " + why;
+  return r;
+}
+
+// Engine inputs: every floating-point one a leaf that requires grad.
+std::vector<Tensor> engine_leaves(const PreparedCase &c) {
+  std::vector<Tensor> ts;
+  for (const LayoutInput &in : c.ins) {
+    Tensor t = build_engine(in).detach();
+    if (is_float(t.dtype())) t.requires_grad_();
+    ts.push_back(t);
+  }
+  return ts;
+}
+
+}  // namespace
+
+CaseResult run_grad_case(const CaseSpec &spec) {
+  const OpEntry &op = *spec.op;
+  PreparedCase c = prepare_case(spec);
+  std::vector<reference::ChainInput> chain_ins;
+  for (const LayoutInput &in : c.ins) chain_ins.push_back({in.base, in.steps});
+
+  // The output's shape and dtype (for w) come from torch's forward.
+  std::optional<HostTensor> want;
+  try {
+    want = op.view_op ? reference::apply_view_chain(c.ins.at(0).base, [&] {
+      auto steps = c.ins[0].steps;
+      steps.push_back({op.ref_op, c.attrs});
+      return steps;
+    }())
+                      : reference::run(op.ref_op, c.views, c.attrs);
+  } catch (const std::exception &) {
+  }
+  CaseResult r;
+  if (!want) {
+    r.summary = "torch rejects the input (the forward property checks the engine does too)";
+    return r;
+  }
+  const HostTensor w = random_like(want->shape, want->dtype, *c.rng);
+  std::ostringstream hdr;
+  hdr << c.header << "\n  weight w " << values_str(w);
+  const std::string header = hdr.str();
+
+  reference::GradResult ref;
+  try {
+    ref = reference::run_backward(op.ref_op, chain_ins, c.attrs, w);
+  } catch (const std::exception &e) {
+    return failed(header, std::string("torch's backward threw: ") + e.what());
+  }
+
+  std::vector<Tensor> leaves;
+  std::vector<size_t> leaf_of;
+  std::vector<Tensor> grads;
+  try {
+    std::vector<Tensor> ts = engine_leaves(c);
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (ts[i].requires_grad()) leaves.push_back(ts[i]), leaf_of.push_back(i);
+    Tensor out = op.engine(ts, c.attrs);
+    if (!out.requires_grad()) {
+      for (const auto &g : ref.grads)
+        if (g) return failed(header, "the engine's output does not require grad, but torch differentiates it");
+      r.summary = "not differentiable in torch either";
+      return r;
+    }
+    Tensor loss = out.mul(Tensor::from_host(w)).sum();
+    grads = autograd::grad({loss}, leaves, {}, /*allow_unused=*/true);
+  } catch (const std::exception &e) {
+    return failed(header, std::string("the engine's backward threw: ") + e.what());
+  }
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const size_t i = leaf_of[k];
+    HostTensor got;
+    try {
+      got = grads[k].to_host();
+    } catch (const std::exception &e) {
+      return failed(header, "realizing the gradient of input " + std::to_string(i) + " threw: " + e.what());
+    }
+    // No path in torch means a zero gradient.
+    const HostTensor expect = ref.grads[i] ? *ref.grads[i] : [&] {
+      HostTensor z = HostTensor::contiguous(got.dtype, c.views[i].shape);
+      return z;
+    }();
+    Tolerance tol = tolerance_for(op, expect, c.views);
+    tol.rtol *= op.grad_tol_scale;
+    tol.atol *= op.grad_tol_scale;
+    // Gradients sum over the outputs each input feeds.
+    const double fan = std::max(1.0, double(want->numel()) / double(std::max<int64_t>(1, expect.numel())));
+    tol.atol *= std::sqrt(fan) * 2;
+    if (auto bad = compare(got, expect, tol))
+      return failed(header + "\n  torch's gradient of input " + std::to_string(i) + " " + values_str(expect) +
+                        "\n  engine's gradient " + values_str(got),
+                    "gradient of input " + std::to_string(i) + ": " + *bad);
+  }
+  return r;
+}
+
+CaseResult run_finite_difference_case(const CaseSpec &spec) {
+  const OpEntry &op = *spec.op;
+  // Off any grid, so no input sits on a kink (relu at 0, ties in max).
+  PreparedCase c = prepare_case(spec, [](Domain d) {
+    d.grid = 0;
+    d.zero_prob = 0;
+    return d;
+  });
+  CaseResult r;
+  std::vector<Tensor> ts;
+  Tensor out;
+  try {
+    ts = engine_leaves(c);
+    out = op.engine(ts, c.attrs);
+  } catch (const Error &e) {
+    r.summary = std::string("the engine rejects the input: ") + first_line(e.what());
+    return r;
+  }
+  if (out.dtype() != DType::Float64) {
+    r.summary = "the output is not float64 (finite differences need its precision)";
+    return r;
+  }
+  if (!out.requires_grad()) return failed(c.header, "the output of a differentiable entry does not require grad");
+  const HostTensor w = random_like(out.shape(), DType::Float64, *c.rng);
+  auto loss_at = [&](const std::vector<HostTensor> &bases) {
+    std::vector<Tensor> xs;
+    for (size_t i = 0; i < c.ins.size(); ++i) {
+      LayoutInput in = c.ins[i];
+      in.base = bases[i];
+      xs.push_back(build_engine(in));
+    }
+    HostTensor o = op.engine(xs, c.attrs).to_host();
+    double l = 0;
+    for (int64_t k = 0; k < o.numel(); ++k) l += o.get(k) * w.get(k);
+    return l;
+  };
+  std::vector<Tensor> leaves;
+  std::vector<size_t> leaf_of;
+  for (size_t i = 0; i < ts.size(); ++i)
+    if (ts[i].requires_grad()) leaves.push_back(ts[i]), leaf_of.push_back(i);
+  Tensor loss = out.mul(Tensor::from_host(w)).sum();
+  std::vector<Tensor> grads = autograd::grad({loss}, leaves, {}, true);
+  std::vector<HostTensor> g_host;
+  for (const Tensor &g : grads) g_host.push_back(g.cast(DType::Float64).to_host());
+
+  // Directions move every storage element of the floating inputs; the
+  // gradient pairs with the view's elements, so grad . v sums over the view.
+  constexpr double h = 1e-6;
+  for (int trial = 0; trial < 2; ++trial) {
+    std::vector<HostTensor> plus, minus;
+    double predicted = 0;
+    for (size_t i = 0; i < c.ins.size(); ++i) {
+      plus.push_back(c.ins[i].base.to_contiguous());
+      minus.push_back(c.ins[i].base.to_contiguous());
+    }
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      const size_t i = leaf_of[k];
+      HostTensor v = random_like(c.ins[i].base.shape, DType::Float64, *c.rng);
+      for (int64_t e = 0; e < v.numel(); ++e) {
+        plus[i].set(e, c.ins[i].base.get(e) + h * v.get(e));
+        minus[i].set(e, c.ins[i].base.get(e) - h * v.get(e));
+      }
+      // The view's element j reads storage index view_index(j): its share of v.
+      HostTensor view_v = c.ins[i].view;
+      view_v.storage = v.storage;
+      for (int64_t j = 0; j < view_v.numel(); ++j) predicted += g_host[k].get(j) * view_v.get(j);
+    }
+    const double numeric = (loss_at(plus) - loss_at(minus)) / (2 * h);
+    if (!std::isfinite(numeric)) {
+      r.summary = "the loss is not finite";  // e.g. the mean of an empty tensor
+      return r;
+    }
+    if (!(std::fabs(numeric - predicted) <= 1e-6 + 1e-5 * std::fabs(numeric))) {
+      std::ostringstream why;
+      why.precision(12);
+      why << "directional derivative: finite difference " << numeric << ", autograd " << predicted;
+      return failed(c.header, why.str());
+    }
+  }
+  return r;
+}
+
+}  // namespace loom::conformance
