@@ -43,16 +43,7 @@ CaseResult run_grad_case(const CaseSpec &spec) {
   for (const LayoutInput &in : c.ins) chain_ins.push_back({in.base, in.steps});
 
   // The output's shape and dtype (for w) come from torch's forward.
-  std::optional<HostTensor> want;
-  try {
-    want = op.view_op ? reference::apply_view_chain(c.ins.at(0).base, [&] {
-      auto steps = c.ins[0].steps;
-      steps.push_back({op.ref_op, c.attrs});
-      return steps;
-    }())
-                      : reference::run(op.ref_op, c.views, c.attrs);
-  } catch (const std::exception &) {
-  }
+  const std::optional<HostTensor> want = torch_forward(op, c);
   CaseResult r;
   if (!want) {
     r.summary = "torch rejects the input (the forward property checks the engine does too)";

@@ -130,6 +130,18 @@ PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domai
   return c;
 }
 
+std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error) {
+  try {
+    if (!op.view_op) return reference::run(op.ref_op, c.views, c.attrs);
+    std::vector<reference::ViewStep> steps = c.ins.at(0).steps;
+    steps.push_back({op.ref_op, c.attrs});
+    return reference::apply_view_chain(c.ins[0].base, steps);
+  } catch (const std::exception &e) {
+    if (error) *error = first_line(e.what());
+    return std::nullopt;
+  }
+}
+
 namespace {
 
 CaseResult run_case_quietly(const CaseSpec &spec) {
@@ -141,21 +153,8 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
   std::ostringstream rep;
   rep << c.header;
 
-  std::optional<HostTensor> want;
   std::string ref_error;
-  if (!op.ref_op.empty()) {
-    try {
-      if (op.view_op) {
-        std::vector<reference::ViewStep> steps = ins.at(0).steps;
-        steps.push_back({op.ref_op, attrs});
-        want = reference::apply_view_chain(ins[0].base, steps);
-      } else {
-        want = reference::run(op.ref_op, views, attrs);
-      }
-    } catch (const std::exception &e) {
-      ref_error = first_line(e.what());
-    }
-  }
+  const std::optional<HostTensor> want = op.ref_op.empty() ? std::nullopt : torch_forward(op, c, &ref_error);
 
   CaseResult r;
   auto fail = [&](const std::string &why) {

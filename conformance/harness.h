@@ -50,6 +50,11 @@ struct PreparedCase {
 // finite-difference check keeps values off grids, where functions have kinks).
 PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domain)> &adjust_domain = {});
 
+// torch's result for the case (view ops replay the input's steps, then the
+// op, so as_strided sees torch's storage); nullopt, with torch's first error
+// line in *error, when torch rejects the input.
+std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error = nullptr);
+
 // The backward case: torch.autograd.grad of sum(op(inputs) * w) for a random w,
 // with respect to every floating-point input, against the engine's autograd::grad.
 CaseResult run_grad_case(const CaseSpec &spec);

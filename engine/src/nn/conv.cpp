@@ -66,10 +66,10 @@ Tensor batched(const Tensor &x, const char *op) {
     throw Error(std::string(op) + ": Expected 3D (unbatched) or 4D (batched) input, but got input of size: " +
                 shape_of(x));
   require_float(x, op);
-  return x.ndim() == 3 ? insert_dim(x, 0) : x;
+  return x.ndim() == 3 ? x.unsqueeze(0) : x;
 }
 
-Tensor unbatched_like(const Tensor &r, const Tensor &input) { return input.ndim() == 3 ? drop_dim(r, 0) : r; }
+Tensor unbatched_like(const Tensor &r, const Tensor &input) { return input.ndim() == 3 ? r.squeeze({0}) : r; }
 
 void check_positive(Pair2 p, const char *op, const char *what) {
   if (p.h <= 0 || p.w <= 0) throw Error(std::string(op) + ": " + what + " must be greater than zero, got " + pair_str(p));

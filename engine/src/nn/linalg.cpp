@@ -14,18 +14,18 @@ Tensor Tensor::matmul(const Tensor &o) const {
                 " and " + dtype_name(o.dtype()));
   require_float(*this, "matmul");
   const bool a_vec = ndim() == 1, b_vec = o.ndim() == 1;
-  Tensor a = a_vec ? insert_dim(*this, 0) : *this;  // (k) -> (1, k)
-  Tensor b = b_vec ? insert_dim(o, 1) : o;          // (k) -> (k, 1)
+  Tensor a = a_vec ? unsqueeze(0) : *this;  // (k) -> (1, k)
+  Tensor b = b_vec ? o.unsqueeze(1) : o;    // (k) -> (k, 1)
   const int64_t n = a.size(-2), k = a.size(-1), k2 = b.size(-2), m = b.size(-1);
   if (k != k2)
     throw Error("matmul: mat1 and mat2 shapes cannot be multiplied (" + std::to_string(n) + "x" + std::to_string(k) +
                 " and " + std::to_string(k2) + "x" + std::to_string(m) + "); shapes " + shape_of(*this) + " and " +
                 shape_of(o));
   // (..., n, k, 1) * (..., 1, k, m), summed over k.
-  Tensor prod = insert_dim(up(a), a.ndim()).mul(insert_dim(up(b), b.ndim() - 2));
+  Tensor prod = up(a).unsqueeze(a.ndim()).mul(up(b).unsqueeze(b.ndim() - 2));
   Tensor r = prod.sum({-2}).cast(dtype());
-  if (a_vec) r = drop_dim(r, r.ndim() - 2);
-  if (b_vec) r = drop_dim(r, r.ndim() - 1);
+  if (a_vec) r = r.squeeze({r.ndim() - 2});
+  if (b_vec) r = r.squeeze({r.ndim() - 1});
   return r;
 }
 

@@ -50,7 +50,7 @@ void check_weight(const std::optional<Tensor> &weight, int64_t c, const char *op
 Tensor one_hot(const Tensor &target, int64_t c, int64_t cdim, int64_t r) {
   Shape s(static_cast<size_t>(r), 1);
   s[static_cast<size_t>(cdim)] = c;
-  return insert_dim(target, cdim).eq(Tensor::arange(c).reshape(s));
+  return target.unsqueeze(cdim).eq(Tensor::arange(c).reshape(s));
 }
 
 void check_index_target(const Tensor &input, const Tensor &target, const char *op) {
@@ -69,7 +69,7 @@ void check_index_target(const Tensor &input, const Tensor &target, const char *o
 Tensor nll_core(const Tensor &logp, const Tensor &target, const std::optional<Tensor> &weight,
                 const std::string &reduction, int64_t ignore_index) {
   const int64_t cdim = class_dim(logp), c = logp.size(cdim), r = logp.ndim();
-  Tensor hot = one_hot(target, c, cdim, r).logical_and(insert_dim(target.ne(Tensor::full({}, ignore_index)), cdim));
+  Tensor hot = one_hot(target, c, cdim, r).logical_and(target.ne(Tensor::full({}, ignore_index)).unsqueeze(cdim));
   Tensor w = weight ? class_weight(up(*weight), r, cdim).expand(logp.shape()) : Tensor::ones({}, logp.dtype());
   Tensor zero = Tensor::zeros({}, logp.dtype());
   Tensor wt = hot.where(w, zero);                           // weight of each row's target class
@@ -136,7 +136,7 @@ Tensor cross_entropy(const Tensor &input, const Tensor &target, const std::optio
   } else if (reduction == "sum") {
     ret = smooth.sum();
   } else if (weight) {
-    Tensor hot = one_hot(target, c, cdim, r).logical_and(insert_dim(ignored.logical_not(), cdim));
+    Tensor hot = one_hot(target, c, cdim, r).logical_and(ignored.logical_not().unsqueeze(cdim));
     ret = mean_by(smooth.sum(), hot.where(class_weight(up(*weight), r, cdim).expand(lp.shape()), Tensor::zeros({}, lp.dtype())).sum());
   } else {  // torch divides by the targets not ignored
     ret = mean_by(smooth.sum(), ignored.logical_not().sum().cast(lp.dtype()));

@@ -18,18 +18,6 @@ std::optional<Tensor> up(const std::optional<Tensor> &t) {
 
 std::string shape_of(const Tensor &t) { return shape_str(t.shape()); }
 
-Tensor insert_dim(const Tensor &t, int64_t dim) {
-  Shape s = t.shape();
-  s.insert(s.begin() + dim, 1);
-  return t.reshape(s);
-}
-
-Tensor drop_dim(const Tensor &t, int64_t dim) {
-  Shape s = t.shape();
-  s.erase(s.begin() + dim);
-  return t.reshape(s);
-}
-
 int64_t wrap(int64_t dim, int64_t ndim, const char *op) {
   const int64_t n = std::max<int64_t>(ndim, 1);
   if (dim < -n || dim >= n)

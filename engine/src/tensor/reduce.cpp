@@ -33,19 +33,16 @@ Dims normalize_dims(const Tensor &t, const Dims &dims, const char *op) {
 Tensor reduce_backward(Op op, const Tensor &x, const Tensor &g, const Tensor &out) {
   const Shape &in = x.shape();
   if (op == Op::Add) return g.expand(in);
+  Dims axes;  // the reduced dims of size > 1 (size-1 ones reduce nothing)
+  for (int64_t d = 0; d < x.ndim(); d++)
+    if (out.shape()[d] != in[d]) axes.push_back(d);
   if (op == Op::Max || op == Op::Min) {  // shared evenly between ties, as torch's amax/amin
     Tensor hit = x.eq(out.expand(in)).cast(g.dtype());
-    Dims axes;
-    for (int64_t d = 0; d < x.ndim(); d++)
-      if (out.shape()[d] != in[d]) axes.push_back(d);
     Tensor count = axes.empty() ? hit : hit.sum(axes, true);
     return g.expand(in).mul(hit).div(count.expand(in));
   }
   // Mul: the product of the other elements. With no zero that is out / x; with
   // one zero only the zero's slot gets the product of the rest; with more, none.
-  Dims axes;
-  for (int64_t d = 0; d < x.ndim(); d++)
-    if (out.shape()[d] != in[d]) axes.push_back(d);
   Tensor zero = x.eq(Tensor::zeros({}, x.dtype()));
   Tensor zeros = axes.empty() ? zero.cast(DType::Int64) : zero.sum(axes, true);
   Tensor rest = axes.empty() ? Tensor::ones(in, x.dtype()) : zero.where(Tensor::ones({}, x.dtype()), x).prod(axes, true);
