@@ -16,6 +16,9 @@ const char *dtype_name(DType dt);  // "float32", "int64", ... as torch prints th
 bool is_float(DType dt);           // float16, bfloat16, float32, float64
 bool is_int(DType dt);             // uint8..int64 (not bool)
 bool is_unsigned(DType dt);        // bool, uint8
+// The finite range dt holds (bool: [0, 1]; float64: +-DBL_MAX).
+double dtype_lowest(DType dt);
+double dtype_highest(DType dt);
 // torch.promote_types for two tensors of the same "dimension category".
 DType promote_types(DType a, DType b);
 

@@ -1,5 +1,6 @@
 #include "loom/dtype.h"
 
+#include <limits>
 #include <sstream>
 
 #include "loom/error.h"
@@ -37,6 +38,28 @@ bool is_float(DType dt) {
 }
 bool is_int(DType dt) { return !is_float(dt) && dt != DType::Bool; }
 bool is_unsigned(DType dt) { return dt == DType::Bool || dt == DType::UInt8; }
+
+double dtype_highest(DType dt) {
+  switch (dt) {
+    case DType::Bool: return 1;
+    case DType::UInt8: return 255;
+    case DType::Int8: return 127;
+    case DType::Int16: return 32767;
+    case DType::Int32: return 2147483647.0;
+    case DType::Int64: return 9223372036854775807.0;
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return static_cast<double>(std::numeric_limits<float>::max());
+    case DType::Float64: return std::numeric_limits<double>::max();
+  }
+  return 0;
+}
+
+double dtype_lowest(DType dt) {
+  if (is_float(dt)) return -dtype_highest(dt);
+  if (is_unsigned(dt)) return 0;
+  return -dtype_highest(dt) - 1;
+}
 
 namespace {
 // Category rank: bool < integral < floating.

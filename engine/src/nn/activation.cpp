@@ -3,6 +3,7 @@
 // hardtanh) or the composite would overflow (softplus), a rule says torch's.
 #include "autograd/impl.h"
 #include "nn/nn_util.h"
+#include "tensor/graph.h"
 
 namespace loom {
 
@@ -52,7 +53,7 @@ Tensor zero_like(const Tensor &t) { return Tensor::zeros({}, t.dtype()); }
 
 Tensor softmax(const Tensor &x, int64_t dim) {
   require_float(x, "softmax");
-  const int64_t d = wrap(dim, x.ndim(), "softmax");
+  const int64_t d = tensor::wrap_dim(dim, x.ndim(), "softmax");
   if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x).add(1) : x.mul(1);
   return in_f32(x, "softmax", [d](const Tensor &v) {
     Tensor e = v.sub(v.amax({d}, true).detach()).exp();
@@ -62,7 +63,7 @@ Tensor softmax(const Tensor &x, int64_t dim) {
 
 Tensor log_softmax(const Tensor &x, int64_t dim) {
   require_float(x, "log_softmax");
-  const int64_t d = wrap(dim, x.ndim(), "log_softmax");
+  const int64_t d = tensor::wrap_dim(dim, x.ndim(), "log_softmax");
   if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x) : x.mul(1);
   return in_f32(x, "log_softmax", [d](const Tensor &v) {
     Tensor s = v.sub(v.amax({d}, true).detach());

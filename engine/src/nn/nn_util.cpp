@@ -18,14 +18,6 @@ std::optional<Tensor> up(const std::optional<Tensor> &t) {
 
 std::string shape_of(const Tensor &t) { return shape_str(t.shape()); }
 
-int64_t wrap(int64_t dim, int64_t ndim, const char *op) {
-  const int64_t n = std::max<int64_t>(ndim, 1);
-  if (dim < -n || dim >= n)
-    throw IndexError(std::string(op) + ": Dimension out of range (expected to be in range of [" + std::to_string(-n) +
-                     ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
-  return dim < 0 ? dim + n : dim;
-}
-
 void check_reduction(const std::string &reduction, const char *op) {
   if (reduction != "none" && reduction != "mean" && reduction != "sum")
     throw ValueError(std::string(op) + ": " + reduction + " is not a valid value for reduction");

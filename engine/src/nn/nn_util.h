@@ -18,7 +18,6 @@ Tensor up(const Tensor &t);
 std::optional<Tensor> up(const std::optional<Tensor> &t);
 // "(2, 3)" of a tensor's shape.
 std::string shape_of(const Tensor &t);
-int64_t wrap(int64_t dim, int64_t ndim, const char *op);
 // Reduction "none" / "mean" / "sum" of an elementwise loss.
 Tensor reduce_loss(const Tensor &loss, const std::string &reduction, const char *op);
 void check_reduction(const std::string &reduction, const char *op);

@@ -204,16 +204,7 @@ Tensor Tensor::masked_fill(const Tensor &mask, Scalar value) const {
     check_values(mask, 0, 2, [](int64_t) { return std::string("masked_fill: Mask tensor can take 0 and 1 values only"); });
   // torch converts the value with an overflow check.
   const double v = value.to_double();
-  double lo = 0, hi = 0;
-  switch (dtype()) {
-    case DType::UInt8: lo = 0, hi = 255; break;
-    case DType::Int8: lo = -128, hi = 127; break;
-    case DType::Int16: lo = -32768, hi = 32767; break;
-    case DType::Int32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case DType::Float16: lo = -65504, hi = 65504; break;
-    default: break;
-  }
-  if (hi > 0 && std::isfinite(v) && (v < lo || v > hi))
+  if (dtype() != DType::Bool && std::isfinite(v) && (v < dtype_lowest(dtype()) || v > dtype_highest(dtype())))
     throw Error("masked_fill: value " + value.str() + " cannot be converted to type " + dtype_name(dtype()) +
                 " without overflow");
   return mask.where(Tensor::full({}, value, dtype()), *this);
