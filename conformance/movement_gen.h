@@ -28,4 +28,11 @@ inline const std::vector<std::string> &movement_ops() {
 // stay under ~`max_numel` elements where the op can grow them (expand, pad).
 reference::Attrs movement_attrs(const std::string &op, const ViewGeometry &g, Rng &rng, int64_t max_numel = 256);
 
+// Appends `length` random movement steps to `steps` (which build a view of
+// `base`), keeping results under max_numel elements and dropping steps torch
+// rejects. as_strided only appears while torch still views the base's storage,
+// unless `as_strided_after_copies` (it then addresses the copy torch made).
+void random_chain(const HostTensor &base, std::vector<reference::ViewStep> &steps, DType dt, int length,
+                  bool as_strided_after_copies, int64_t max_numel, Rng &rng);
+
 }  // namespace loom::conformance

@@ -134,6 +134,20 @@ struct ConvNetSpec {
 };
 std::vector<double> train_convnet(const ConvNetSpec &spec);
 
+// The in-place check's libtorch side: y = 2 * x (x.detach() instead of x when
+// !base_requires_grad), v = y viewed through `steps`, v.copy_(3 * w), then
+// the gradients of sum(y * cy) + sum(v * cv) with respect to the leaves x and
+// w (zeros where no path leads). Torch errors come back as std::runtime_error.
+struct InPlaceCase {
+  HostTensor x, w, cy, cv;  // w and cv have the view's shape, cy the base's
+  std::vector<ViewStep> steps;
+  bool base_requires_grad = true;
+};
+struct InPlaceResult {
+  HostTensor y, v, grad_x, grad_w;
+};
+InPlaceResult run_inplace_case(const InPlaceCase &c);
+
 GradResult run_backward(const std::string &op, const std::vector<ChainInput> &inputs, const Attrs &attrs,
                         const HostTensor &weight);
 

@@ -13,16 +13,22 @@ namespace loom::autograd {
 bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
 
-// torch.no_grad(): ops inside record nothing.
-class NoGradGuard {
+// torch.set_grad_enabled(enabled) as a scope: restores the previous mode on exit.
+class GradModeGuard {
  public:
-  NoGradGuard() : prev_(is_grad_enabled()) { set_grad_enabled(false); }
-  ~NoGradGuard() { set_grad_enabled(prev_); }
-  NoGradGuard(const NoGradGuard &) = delete;
-  NoGradGuard &operator=(const NoGradGuard &) = delete;
+  explicit GradModeGuard(bool enabled) : prev_(is_grad_enabled()) { set_grad_enabled(enabled); }
+  ~GradModeGuard() { set_grad_enabled(prev_); }
+  GradModeGuard(const GradModeGuard &) = delete;
+  GradModeGuard &operator=(const GradModeGuard &) = delete;
 
  private:
   bool prev_;
+};
+
+// torch.no_grad(): ops inside record nothing.
+class NoGradGuard : public GradModeGuard {
+ public:
+  NoGradGuard() : GradModeGuard(false) {}
 };
 
 // torch.autograd.grad: d(sum of outputs[i] * grad_outputs[i]) / d(inputs[j]).

@@ -125,14 +125,60 @@ TEST(Autograd, AssignThroughAViewUpdatesTheBaseAndItsOtherViews) {
   EXPECT_EQ(values(col), std::vector<double>(6, 0));
 }
 
-TEST(Autograd, AssignThroughAViewOfATensorThatRequiresGradRaises) {
+TEST(Autograd, InPlaceUpdatesThatTorchForbidsRaise) {
   Tensor x = Tensor::ones({3}).requires_grad_();
+  EXPECT_THROW(x.slice(0, 0, 1).assign(Tensor::zeros({1})), Error);  // a view of a leaf that requires grad
   Tensor y = x.mul(2);
-  EXPECT_THROW(y.slice(0, 0, 1).assign(Tensor::zeros({1})), Error);
-  autograd::NoGradGuard guard;
-  Tensor x_view = x.slice(0, 0, 2);
-  x_view.assign(Tensor::zeros({2}));  // an optimizer-style update under no_grad
+  Tensor made_without_grad;
+  {
+    autograd::NoGradGuard guard;
+    made_without_grad = y.slice(0, 0, 2);
+    Tensor x_view = x.slice(0, 0, 2);
+    x_view.assign(Tensor::zeros({2}));  // an optimizer-style update under no_grad
+  }
   EXPECT_EQ(values(x), (std::vector<double>{0, 0, 1}));
+  EXPECT_THROW(made_without_grad.assign(Tensor::zeros({2})), Error);
+  EXPECT_THROW(y.detach().assign(x), Error);  // a detached tensor from a value that requires grad
+}
+
+TEST(Autograd, GraphsBuiltBeforeAnAssignKeepTheirGradients) {
+  Tensor x = leaf({1, 2});
+  Tensor w = leaf({3, 4});
+  Tensor y = x.add(1);
+  Tensor before = y.mul(3);   // reads y's old node
+  y.assign(w.mul(5));         // y now comes from w
+  EXPECT_EQ(y.grad_fn_name(), "CopyBackwards");
+  auto g = autograd::grad({before.sum().add(y.sum())}, {x, w});
+  EXPECT_EQ(values(g[0]), (std::vector<double>{3, 3}));
+  EXPECT_EQ(values(g[1]), (std::vector<double>{5, 5}));
+  // Assigning a leaf makes the tensor a non-leaf whose gradient reaches the leaf.
+  Tensor z = Tensor::zeros({2});
+  z.assign(w);
+  EXPECT_FALSE(z.is_leaf());
+  EXPECT_EQ(values(autograd::grad({z.mul(z).sum()}, {w})[0]), (std::vector<double>{6, 8}));
+}
+
+TEST(Autograd, AssignThroughAViewRecordsCopySlices) {
+  Tensor x = leaf({1, 2, 3, 4});
+  Tensor w = leaf({10, 20});
+  Tensor y = x.mul(2);
+  Tensor view = y.slice(0, 1, 4, 2);  // y[1::2]
+  Tensor other = y.slice(0, 0, 2);    // another view, rebuilt from the new y
+  view.assign(w.mul(w));
+  EXPECT_EQ(y.grad_fn_name(), "CopySlices");
+  EXPECT_EQ(values(y), (std::vector<double>{2, 100, 6, 400}));
+  EXPECT_EQ(values(other), (std::vector<double>{2, 100}));
+  // d/dx and d/dw of sum(y * [1, 2, 3, 4]) + sum(other): x[1], x[3] were overwritten.
+  Tensor loss = y.mul(Tensor::from_vector({1, 2, 3, 4}, {4})).sum().add(other.sum());
+  auto g = autograd::grad({loss}, {x, w});
+  EXPECT_EQ(values(g[0]), (std::vector<double>{4, 0, 6, 0}));
+  EXPECT_EQ(values(g[1]), (std::vector<double>{2 * 10 * 3, 2 * 20 * 4}));
+  // A base that did not require grad starts to once a value that does is written into it.
+  Tensor base = Tensor::zeros({2, 2});
+  base.transpose(0, 1).slice(0, 1, 2).assign(w.reshape({1, 2}));  // column 1
+  EXPECT_TRUE(base.requires_grad());
+  EXPECT_EQ(values(base), (std::vector<double>{0, 10, 0, 20}));
+  EXPECT_EQ(values(autograd::grad({base.mul(base).sum()}, {w})[0]), (std::vector<double>{20, 40}));
 }
 
 }  // namespace

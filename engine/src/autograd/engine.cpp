@@ -18,11 +18,11 @@ thread_local bool grad_enabled = true;
 bool is_grad_enabled() { return grad_enabled; }
 void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
-Saved::Saved(const Tensor &t, const char *op)
-    : value_(t.uop()), counter_(TensorImpl::of(t)->version), version_(*counter_), op_(op) {}
+Saved::Saved(const Tensor &t, const char *op, bool checked)
+    : value_(t.uop()), counter_(TensorImpl::of(t)->version), version_(*counter_), op_(op), checked_(checked) {}
 
 Tensor Saved::get() const {
-  if (*counter_ != version_)
+  if (checked_ && *counter_ != version_)
     throw Error(std::string("one of the variables needed for gradient computation has been modified by an inplace "
                             "operation: [") + dtype_name(value_.dtype()) + " " + shape_str(value_.shape()) +
                 "], which is output 0 of " + op_ + ", is at version " + std::to_string(*counter_) +
@@ -30,18 +30,31 @@ Tensor Saved::get() const {
   return value_;
 }
 
-void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay) {
+void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
+                   bool differentiable) {
   impl->version = of->version;
+  impl->view_made_without_grad = !grad_enabled;
   if (of->view_base) {  // a view of a view: replay from the root base
     impl->view_base = of->view_base;
     impl->view_replay = [first = of->view_replay, then = std::move(replay)](const Tensor &t) { return then(first(t)); };
+    impl->differentiable_view = differentiable && of->differentiable_view;
+    impl->view_made_without_grad |= of->view_made_without_grad;
+    impl->view_addresses_storage = of->view_addresses_storage;
   } else {
     impl->view_base = of;
     impl->view_replay = std::move(replay);
+    impl->differentiable_view = differentiable;
   }
   auto &views = impl->view_base->views;
   views.erase(std::remove_if(views.begin(), views.end(), [](const auto &w) { return w.expired(); }), views.end());
   views.push_back(impl);
+}
+
+Edge edge_of(const Tensor &t) {
+  const auto &impl = TensorImpl::of(t);
+  if (!impl->requires_grad) return {};
+  if (impl->grad_fn) return {impl->grad_fn, nullptr};
+  return {nullptr, impl};
 }
 
 Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
@@ -58,7 +71,7 @@ Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor 
   auto node = std::make_shared<Node>();
   node->name = name;
   for (const Tensor &t : inputs) {
-    node->inputs.push_back(t.requires_grad() ? TensorImpl::of(t) : nullptr);
+    node->inputs.push_back(edge_of(t));
     node->input_shapes.push_back(t.shape());
     node->input_dtypes.push_back(t.dtype());
   }
@@ -82,25 +95,22 @@ Tensor sum_to(const Tensor &g, const Shape &shape) {
 
 namespace {
 
-using ImplPtr = std::shared_ptr<TensorImpl>;
-
-// Impls with a grad_fn reachable from the roots, outputs before their inputs.
-std::vector<TensorImpl *> reverse_topological(const std::vector<ImplPtr> &roots) {
-  std::vector<TensorImpl *> order;
-  std::unordered_set<TensorImpl *> seen;
-  std::vector<std::pair<TensorImpl *, size_t>> stack;
-  for (const ImplPtr &r : roots) {
-    if (!r->grad_fn || !seen.insert(r.get()).second) continue;
-    stack.push_back({r.get(), 0});
+// Nodes reachable from the roots, each before the nodes its inputs come from.
+std::vector<Node *> reverse_topological(const std::vector<Edge> &roots) {
+  std::vector<Node *> order;
+  std::unordered_set<Node *> seen;
+  std::vector<std::pair<Node *, size_t>> stack;
+  for (const Edge &r : roots) {
+    if (!r.fn || !seen.insert(r.fn.get()).second) continue;
+    stack.push_back({r.fn.get(), 0});
     while (!stack.empty()) {
-      auto &[impl, next] = stack.back();
-      const auto &ins = impl->grad_fn->inputs;
-      if (next < ins.size()) {
-        TensorImpl *in = ins[next++].get();
-        if (in && in->grad_fn && seen.insert(in).second) stack.push_back({in, 0});
+      auto &[node, next] = stack.back();
+      if (next < node->inputs.size()) {
+        Node *in = node->inputs[next++].fn.get();
+        if (in && seen.insert(in).second) stack.push_back({in, 0});
         continue;
       }
-      order.push_back(impl);
+      order.push_back(node);
       stack.pop_back();
     }
   }
@@ -115,28 +125,29 @@ Tensor default_grad_output(const Tensor &out) {
   return Tensor::ones(out.shape(), out.dtype());
 }
 
-// The gradient reaching each impl, in the order they were first reached (so
-// what backward() realizes is scheduled deterministically).
+// The gradient reaching each edge (a node's output or a leaf), in the order
+// they were first reached (so what backward() realizes is scheduled
+// deterministically).
 struct GradMap {
-  std::unordered_map<TensorImpl *, size_t> index;
-  std::vector<std::pair<TensorImpl *, Tensor>> items;
+  std::unordered_map<const void *, size_t> index;
+  std::vector<std::pair<Edge, Tensor>> items;
 
-  void accumulate(TensorImpl *impl, const Tensor &g) {
-    auto [it, fresh] = index.emplace(impl, items.size());
-    if (fresh) items.emplace_back(impl, g);
+  void accumulate(const Edge &e, const Tensor &g) {
+    auto [it, fresh] = index.emplace(e.key(), items.size());
+    if (fresh) items.emplace_back(e, g);
     else items[it->second].second = items[it->second].second.add(g);
   }
-  const Tensor *find(TensorImpl *impl) const {
-    auto it = index.find(impl);
+  const Tensor *find(const void *key) const {
+    auto it = index.find(key);
     return it == index.end() ? nullptr : &items[it->second].second;
   }
 };
 
-// Runs the nodes and returns the gradient reaching every impl (leaves and intermediates).
+// Runs the nodes and returns the gradient reaching every edge.
 GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tensor> &grad_outputs) {
   NoGradGuard guard;
   GradMap grads;
-  std::vector<ImplPtr> roots;
+  std::vector<Edge> roots;
   for (size_t i = 0; i < outputs.size(); i++) {
     const Tensor &out = outputs[i];
     if (!out.requires_grad())
@@ -145,21 +156,20 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
     if (g.shape() != out.shape())
       throw Error("Mismatch in shape: grad_output[" + std::to_string(i) + "] has a shape of " + shape_str(g.shape()) +
                   " and output[" + std::to_string(i) + "] has a shape of " + shape_str(out.shape()) + ".");
-    roots.push_back(TensorImpl::of(out));
-    grads.accumulate(roots.back().get(), g.detach().cast(out.dtype()));
+    roots.push_back(edge_of(out));
+    grads.accumulate(roots.back(), g.detach().cast(out.dtype()));
   }
-  for (TensorImpl *impl : reverse_topological(roots)) {
-    const Tensor *g_out = grads.find(impl);
+  for (Node *node : reverse_topological(roots)) {
+    const Tensor *g_out = grads.find(node);
     if (!g_out) continue;  // no gradient reached this node
-    const Node &node = *impl->grad_fn;
-    Grads in_grads = node.backward(Tensor(*g_out), Tensor(node.out));
-    LOOM_CHECK(in_grads.size() == node.inputs.size(),
-               node.name + " returned " + std::to_string(in_grads.size()) + " gradients for " +
-                   std::to_string(node.inputs.size()) + " inputs");
-    for (size_t i = 0; i < node.inputs.size(); i++) {
-      if (!node.inputs[i] || !in_grads[i]) continue;
-      Tensor g = sum_to(*in_grads[i], node.input_shapes[i]).cast(node.input_dtypes[i]);
-      grads.accumulate(node.inputs[i].get(), g);
+    Grads in_grads = node->backward(Tensor(*g_out), Tensor(node->out));
+    LOOM_CHECK(in_grads.size() == node->inputs.size(),
+               node->name + " returned " + std::to_string(in_grads.size()) + " gradients for " +
+                   std::to_string(node->inputs.size()) + " inputs");
+    for (size_t i = 0; i < node->inputs.size(); i++) {
+      if (!node->inputs[i] || !in_grads[i]) continue;
+      Tensor g = sum_to(*in_grads[i], node->input_shapes[i]).cast(node->input_dtypes[i]);
+      grads.accumulate(node->inputs[i], g);
     }
   }
   return grads;
@@ -178,7 +188,7 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
   auto grads = run_backward(outputs, grad_outputs);
   std::vector<Tensor> result;
   for (size_t i = 0; i < inputs.size(); i++) {
-    const Tensor *g = grads.find(TensorImpl::of(inputs[i]).get());
+    const Tensor *g = grads.find(edge_of(inputs[i]).key());
     if (!g && !allow_unused)
       throw Error("One of the differentiated Tensors (input " + std::to_string(i) +
                   ") appears to not have been used in the graph. Set allow_unused=True if this is the desired "
@@ -222,7 +232,8 @@ std::string Tensor::grad_fn_name() const { return impl_->grad_fn ? impl_->grad_f
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();
   impl->uop = impl_->uop;
-  autograd::register_view(impl, impl_, [](const Tensor &t) { return t; });  // shares storage, like torch's
+  // Shares storage like torch's, but gradients do not flow back through it.
+  autograd::register_view(impl, impl_, [](const Tensor &t) { return t; }, false);
   return TensorImpl::wrap(impl);
 }
 
@@ -234,8 +245,9 @@ void Tensor::backward(std::optional<Tensor> gradient) const {
   std::vector<TensorImpl *> leaves;
   std::vector<UOpRef> values;
   NoGradGuard guard;
-  for (auto &[impl, g] : grads.items) {
-    if (impl->grad_fn || !impl->requires_grad) continue;
+  for (auto &[edge, g] : grads.items) {
+    TensorImpl *impl = edge.leaf.get();
+    if (!impl) continue;
     Tensor acc = impl->grad ? TensorImpl::wrap(impl->grad).add(g) : g;
     leaves.push_back(impl);
     values.push_back(acc.uop());

@@ -35,6 +35,15 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> view_base;
   ViewReplay view_replay;
   std::vector<std::weak_ptr<TensorImpl>> views;
+  // Whether gradients flow between the view and its base (false for detach(),
+  // which only shares storage), and whether the view was made under no_grad
+  // (torch forbids updating such a view in place with grad mode on).
+  bool differentiable_view = false;
+  bool view_made_without_grad = false;
+  // An as_strided step on the way from the base: the view may reach base
+  // elements outside the step before it, so after an in-place update its
+  // gradient goes straight to the base (torch's regenerated AsStridedBackward).
+  bool view_addresses_storage = false;
 
   static const std::shared_ptr<TensorImpl> &of(const Tensor &t) { return t.impl_; }
   static Tensor wrap(std::shared_ptr<TensorImpl> impl) {
@@ -52,9 +61,21 @@ using Grads = std::vector<std::optional<Tensor>>;
 // it to the input's dtype); nullopt where the input gets none.
 using BackwardFn = std::function<Grads(const Tensor &grad, const Tensor &out)>;
 
+// Where a gradient goes: the node that produced an input (non-leaves), or the
+// leaf itself. Edges point at nodes rather than at tensors, so an in-place
+// update that gives a tensor a new node leaves graphs built earlier intact.
+struct Edge {
+  std::shared_ptr<Node> fn;
+  std::shared_ptr<TensorImpl> leaf;
+  explicit operator bool() const { return fn || leaf; }
+  const void *key() const { return fn ? static_cast<const void *>(fn.get()) : leaf.get(); }
+};
+// The edge a gradient for `t` follows now; empty when t does not require grad.
+Edge edge_of(const Tensor &t);
+
 struct Node {
   std::string name;
-  std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where no gradient is needed
+  std::vector<Edge> inputs;  // empty where no gradient is needed
   std::vector<Shape> input_shapes;
   std::vector<DType> input_dtypes;
   BackwardFn backward;
@@ -63,9 +84,11 @@ struct Node {
 
 // A tensor a backward rule reads: its value at record time, and the version
 // counter that must not have moved when backward runs (torch's check).
+// `checked` is false where the value only serves the gradient of an input
+// that needs none: torch does not save it then, so it does not raise either.
 class Saved {
  public:
-  Saved(const Tensor &t, const char *op);
+  Saved(const Tensor &t, const char *op, bool checked = true);
   Tensor get() const;
 
  private:
@@ -73,6 +96,7 @@ class Saved {
   std::shared_ptr<int64_t> counter_;
   int64_t version_;
   const char *op_;
+  bool checked_;
 };
 
 // Attaches a node to `out` when grad mode is on, `out` is floating point and
@@ -95,8 +119,10 @@ Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B
   return record(name, inputs, out, std::move(backward), view);
 }
 
-// Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage.
-void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay);
+// Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage;
+// `differentiable` is false for detach().
+void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
+                   bool differentiable = true);
 
 // Sums a gradient down to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor &g, const Shape &shape);

@@ -144,14 +144,14 @@ Tensor Tensor::mul(const Tensor &o) const {
   DType dt = tensor::result_type(*this, o);
   return autograd::apply(
       "MulBackward", {*this, o}, [&] { return binary(*this, o, dt == DType::Bool ? Op::And : Op::Mul, "mul", dt); },
-      [a = Saved(*this, "MulBackward"), b = Saved(o, "MulBackward")](const Tensor &g, const Tensor &) {
+      [a = Saved(*this, "MulBackward", o.requires_grad()), b = Saved(o, "MulBackward", requires_grad())](const Tensor &g, const Tensor &) {
         return Grads{g.mul(b.get()), g.mul(a.get())};
       });
 }
 Tensor Tensor::div(const Tensor &o) const {
   return autograd::apply(
       "DivBackward", {*this, o}, [&] { return binary(*this, o, Op::Div, "div", float_result(tensor::result_type(*this, o))); },
-      [a = Saved(*this, "DivBackward"), b = Saved(o, "DivBackward")](const Tensor &g, const Tensor &) {
+      [a = Saved(*this, "DivBackward", o.requires_grad()), b = Saved(o, "DivBackward")](const Tensor &g, const Tensor &) {
         Tensor bv = b.get();
         return Grads{g.div(bv), g.neg().mul(a.get()).div(bv.mul(bv))};
       });

@@ -401,7 +401,7 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
       UOp::make(Op::View, st.base->dtype, {st.base}, shape::ShapeTracker{{shape::View::create(size, stride, off)}}));
   // Backward: scatter-add into the storage (windows may overlap), then read
   // this tensor's elements back out of it.
-  return autograd::record(
+  Tensor r = autograd::record(
       "AsStridedBackward", {*this}, out,
       [stride, off, st](const Tensor &g, const Tensor &) {
         Tensor storage = scatter_add_strided(g, stride, off, st.size);
@@ -418,6 +418,8 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
       },
       st.base == base_of(uop()) ? ViewReplay([=](const Tensor &t) { return t.as_strided(size, stride, off); })
                                 : ViewReplay());
+  if (TensorImpl::of(r)->view_base) TensorImpl::of(r)->view_addresses_storage = true;
+  return r;
 }
 
 }  // namespace loom
