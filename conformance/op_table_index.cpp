@@ -180,9 +180,7 @@ void add_indexing(std::vector<OpEntry> &t) {
   ms.arity = 2;
   ms.shapes = ShapeKind::Broadcast;
   ms.input_dtypes = mf.input_dtypes;
-  // No backward entry: torch 1.13's masked_select gradient is wrong for non-contiguous
-  // inputs (permuted, channels_last, windows): it disagrees with its own forward.
-  ms.backward = false;
+  ms.backward = true;  // the reference reads a contiguous copy (see ops_index.cpp)
   t.push_back(ms);
 
   OpEntry oh = entry("one_hot", "one_hot", [](const std::vector<Tensor> &x, const Attrs &a) {
@@ -509,7 +507,8 @@ void add_order_and_stats(std::vector<OpEntry> &t) {
     };
     e.domain = tie;
     e.max_numel = 32;
-    t.push_back(e);  // no backward: tied elements may be picked in another order than torch's
+    e.backward = values;  // the reference picks tied elements as a stable sort does (see ops_index.cpp)
+    t.push_back(e);
   }
 
   for (const char *name : {"max_dim_values", "max_dim_indices", "min_dim_values", "min_dim_indices"}) {

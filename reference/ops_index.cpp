@@ -68,7 +68,12 @@ void add_index_ops(OpMap &t) {
   t["masked_fill"] = [](const TorchArgs &x, const Attrs &a) {
     return at::masked_fill(x.at(0), x.at(1), to_torch_scalar(a.get_scalar("value")));
   };
-  t["masked_select"] = [](const TorchArgs &x, const Attrs &) { return at::masked_select(x.at(0), x.at(1)); };
+  // Through a contiguous copy (same values, gradient passed through): torch 1.13's
+  // masked_select backward misplaces gradients of non-contiguous inputs, e.g.
+  // arange(13.).as_strided((2, 3, 3), (1, 3, 1), 2) gets weight 2 where 1 is due.
+  t["masked_select"] = [](const TorchArgs &x, const Attrs &) {
+    return at::masked_select(x.at(0).contiguous(), x.at(1));
+  };
   t["one_hot"] = [](const TorchArgs &x, const Attrs &a) { return at::one_hot(x.at(0), a.get_int("num_classes")); };
 
   // ---- shaping
@@ -122,8 +127,14 @@ void add_index_ops(OpMap &t) {
     return std::get<1>(at::sort(x.at(0), true, a.get_int("dim"), a.get_bool("descending")));
   };
   t["argsort"] = t["sort_indices"];
+  // torch leaves the order of tied elements unspecified, so which of them
+  // topk picks (and its gradient reaches) is too; a stable sort cut to k has
+  // the same values and picks ties as loom does, by position.
   t["topk_values"] = [](const TorchArgs &x, const Attrs &a) {
-    return std::get<0>(at::topk(x.at(0), a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true));
+    const at::Tensor &v = x.at(0);
+    const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
+    const at::Tensor s = std::get<0>(at::sort(v, true, dim, a.get_bool("largest")));
+    return v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k"));
   };
   // Tied elements may come in any order, so the indices are checked through
   // the values they select.

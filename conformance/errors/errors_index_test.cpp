@@ -1,7 +1,8 @@
-// Bad input to the indexing, shaping, scan and statistics ops raises a clear loom::Error, as torch raises.
+// Bad input to the indexing, shaping, scan and statistics ops (and class-index loss targets) raises a clear loom::Error, as torch raises.
 #include <gtest/gtest.h>
 
 #include "errors/expect_error.h"
+#include "loom/nn.h"
 
 namespace loom {
 namespace {
@@ -48,6 +49,10 @@ TEST(ErrorsIndex, MaskAndOneHot) {
   expect_error([] { f32({2}).masked_fill(idx({0, 2}, {2}), 1).realize(); }, {"masked_fill", "0 and 1"});
   expect_error([] { Tensor::zeros({2}, DType::UInt8).masked_fill(Tensor::ones({2}, DType::Bool), 300).realize(); },
                {"masked_fill", "300", "uint8", "overflow"});
+  expect_error([] { f32({2}).masked_fill(Tensor::ones({2}, DType::Bool), 1e40).realize(); },
+               {"masked_fill", "float32", "overflow"});
+  expect_error([] { Tensor::zeros({2}, DType::BFloat16).masked_fill(Tensor::ones({2}, DType::Bool), 1e39).realize(); },
+               {"masked_fill", "bfloat16", "overflow"});
   expect_error([] { f32({2}).masked_select(Tensor::ones({3}, DType::Bool)).realize(); }, {"masked_select"});
   expect_error([] { idx({0, 3}, {2}).one_hot(3).realize(); }, {"one_hot", "smaller than num_classes"});
   expect_error([] { idx({-1}, {1}).one_hot(3).realize(); }, {"one_hot", "non-negative"});
@@ -104,6 +109,20 @@ TEST(ErrorsIndex, Statistics) {
   expect_error<IndexError>([] { f32({2, 3}).var({2}).realize(); }, {"var", "2"});
   expect_error([] { f32({2, 3, 4}).cov().realize(); }, {"cov", "two or fewer dimensions", "3"});
   expect_error([] { Tensor::zeros({2, 3}, DType::Bool).cov().realize(); }, {"cov", "bool"});
+}
+
+// Class indices outside [0, C) that are not ignore_index: torch's IndexError.
+TEST(ErrorsIndex, LossTargetsOutOfRange) {
+  const Tensor logits = f32({3, 4});
+  expect_error<IndexError>([&] { nn::cross_entropy(logits, idx({0, 4, 1}, {3})).realize(); },
+                           {"cross_entropy", "Target 4 is out of bounds"});
+  expect_error<IndexError>([&] { nn::nll_loss(logits, idx({0, -1, 1}, {3})).realize(); },
+                           {"nll_loss", "Target -1 is out of bounds"});
+  expect_error<IndexError>([&] { nn::cross_entropy(f32({2, 4, 3}), idx({0, 1, 2, 3, 4, 0}, {2, 3})).realize(); },
+                           {"Target 4 is out of bounds"});
+  // ignore_index is not a class, and may lie outside the range.
+  EXPECT_NO_THROW(nn::cross_entropy(logits, idx({0, -100, 3}, {3})).realize());
+  EXPECT_NO_THROW(nn::nll_loss(logits, idx({7, 1, 3}, {3}), std::nullopt, "mean", 7).realize());
 }
 
 }  // namespace

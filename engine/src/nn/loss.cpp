@@ -1,5 +1,6 @@
 // Losses. Class-index targets select through a one-hot comparison with
-// arange(C) (so ignore_index and out-of-range rows select nothing).
+// arange(C) (so ignore_index rows select nothing); other targets outside
+// [0, C) raise, as in torch.
 #include <cmath>
 
 #include "nn/nn_util.h"
@@ -53,7 +54,9 @@ Tensor one_hot(const Tensor &target, int64_t c, int64_t cdim, int64_t r) {
   return target.unsqueeze(cdim).eq(Tensor::arange(c).reshape(s));
 }
 
-void check_index_target(const Tensor &input, const Tensor &target, const char *op) {
+// Shape and dtype of class-index targets, then their values (one realize):
+// each must be a class in [0, C) or ignore_index, as torch checks.
+void check_index_target(const Tensor &input, const Tensor &target, int64_t ignore_index, const char *op) {
   if (input.ndim() < 1) throw Error(std::string(op) + ": input tensor should be 1D or more, got " + shape_of(input));
   if (target.dtype() != DType::Int64)
     throw Error(std::string(op) + ": expected scalar type Long for class-index targets but found " +
@@ -63,6 +66,15 @@ void check_index_target(const Tensor &input, const Tensor &target, const char *o
   if (target.shape() != want)
     throw ValueError(std::string(op) + ": Expected target size " + shape_str(want) + ", got " + shape_of(target) +
                      " for input of size " + shape_of(input));
+  if (target.numel() == 0) return;
+  const int64_t classes = input.shape()[class_dim(input)];
+  const HostTensor h = target.to_host();
+  for (int64_t i = 0; i < h.numel(); i++) {
+    const auto v = static_cast<int64_t>(h.get(i));
+    if (v != ignore_index && (v < 0 || v >= classes))
+      throw IndexError(std::string(op) + ": Target " + std::to_string(v) + " is out of bounds (" +
+                       std::to_string(classes) + " classes).");
+  }
 }
 
 // nll over log-probabilities `logp` (compute dtype) and class-index targets.
@@ -85,7 +97,7 @@ Tensor nll_loss(const Tensor &input, const Tensor &target, const std::optional<T
                 const std::string &reduction, int64_t ignore_index) {
   check_reduction(reduction, "nll_loss");
   require_float(input, "nll_loss");
-  check_index_target(input, target, "nll_loss");
+  check_index_target(input, target, ignore_index, "nll_loss");
   check_weight(weight, input.size(class_dim(input)), "nll_loss");
   if (weight && weight->dtype() != input.dtype())
     throw Error(std::string("nll_loss: expected weight of dtype ") + dtype_name(input.dtype()) + ", got " +
@@ -124,7 +136,7 @@ Tensor cross_entropy(const Tensor &input, const Tensor &target, const std::optio
     else out = prod.sum().neg().div(static_cast<double>(input.numel()) / n);  // numel 0: nan
     return out.cast(input.dtype());
   }
-  check_index_target(input, target, op);
+  check_index_target(input, target, ignore_index, op);
   Tensor nll = nll_core(logp, target, weight, reduction, ignore_index);
   if (label_smoothing <= 0) return nll.cast(input.dtype());
   Tensor lp = weight ? logp.mul(class_weight(up(*weight), r, cdim)) : logp;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -141,8 +142,19 @@ Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const 
 
 }  // namespace
 
+// torch's gradient: self's with the written places zeroed, and src reads the
+// gradient at its target, so every duplicate gets it though one write survives.
 Tensor Tensor::scatter(int64_t dim, const Tensor &index, const Tensor &src) const {
-  return scatter_impl(*this, dim, index, src, false, "scatter");
+  return autograd::apply(
+      "ScatterBackward", {*this, src}, [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
+      [dim, index, src_shape = src.shape()](const Tensor &g, const Tensor &) {
+        Tensor to_src = g.gather(dim, index);
+        std::vector<std::pair<int64_t, int64_t>> pad;  // src may extend past the index: no gradient there
+        for (size_t k = 0; k < src_shape.size() && k < to_src.shape().size(); ++k)
+          pad.push_back({0, src_shape[k] - to_src.shape()[k]});
+        return autograd::Grads{g.scatter(dim, index, Tensor::zeros(index.shape(), g.dtype())),
+                               pad.empty() ? to_src : to_src.pad(pad)};
+      });
 }
 
 Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const {
