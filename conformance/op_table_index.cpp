@@ -152,6 +152,30 @@ void add_indexing(std::vector<OpEntry> &t) {
   ix.max_numel = 32;
   t.push_back(ix);
 
+  // Boolean-mask indexing: a bool mask over dims [dim, dim + mask.ndim()).
+  OpEntry im = ix;
+  im.name = "index_mask";
+  im.input_dtypes = [](DType dt) { return std::vector<DType>{dt, DType::Bool}; };
+  im.shape_fn = [](const Shape &s, Rng &rng) {
+    const auto r = static_cast<int64_t>(s.size());
+    // No 0-d masks: at::index rejects them (Python's indexing treats them itself).
+    if (r == 0) return std::vector<Shape>{s, Shape{1}};
+    const int64_t d = rng.uniform(0, r - 1), k = rng.uniform(1, r - d);
+    return std::vector<Shape>{s, Shape(s.begin() + d, s.begin() + d + k)};
+  };
+  im.attrs = [](const CaseContext &c, Rng &rng) {
+    const Shape &s = c.inputs[0].shape, &m = c.inputs[1].shape;
+    const auto r = static_cast<int64_t>(s.size()), k = static_cast<int64_t>(m.size());
+    std::vector<int64_t> ok;  // every dim the mask's shape fits at
+    for (int64_t d = 0; d < std::max<int64_t>(r, 1) && d + k <= r; ++d)
+      if (std::equal(m.begin(), m.end(), s.begin() + d)) ok.push_back(d);
+    int64_t d = ok.empty() ? 0 : rng.pick(ok);
+    if (rng.coin(0.3)) d -= std::max<int64_t>(r, 1);
+    return Attrs().set_int("dim", d);
+  };
+  im.domain = [](DType dt, int, const Attrs &) { return default_domain(dt); };
+  t.push_back(im);
+
   OpEntry mf = entry("masked_fill", "masked_fill", [](const std::vector<Tensor> &x, const Attrs &a) {
     return x[0].masked_fill(x[1], a.get_scalar("value"));
   });

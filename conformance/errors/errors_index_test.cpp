@@ -42,6 +42,11 @@ TEST(ErrorsIndex, IndexSelectChecks) {
   expect_error([] { f32({2, 3}).index_select(1, f32({1})).realize(); }, {"index_select", "float32"});
   expect_error<IndexError>([] { f32({2, 3}).index(0, idx({-3}, {1})).realize(); },
                            {"index -3", "dimension 0", "size 2"});
+  expect_error<IndexError>([] { f32({2, 3, 4}).index(1, Tensor::ones({3, 3}, DType::Bool)).realize(); },
+                           {"shape of the mask [3, 3] at index 1", "[2, 3, 4] at index 2"});
+  expect_error<IndexError>([] { f32({2, 3}).index(1, Tensor::ones({3, 1}, DType::Bool)).realize(); },
+                           {"too many indices", "dimension 2"});
+  expect_error<IndexError>([] { f32({2, 3}).index(0, f32({1})).realize(); }, {"index()", "float32"});
 }
 
 TEST(ErrorsIndex, MaskAndOneHot) {

@@ -152,7 +152,9 @@ class Tensor {
   Tensor scatter(int64_t dim, const Tensor &index, const Tensor &src) const;
   Tensor scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const;
   Tensor index_select(int64_t dim, const Tensor &index) const;  // index: 1-d or 0-d
-  // x[:, ..., index] along dim: the index's shape replaces that dim; negative values count from the end.
+  // x[:, ..., index] from dim: an integer index's shape replaces that dim
+  // (negative values count from the end); a bool mask covers dims
+  // [dim, dim + mask.ndim()), which become one holding the selected elements.
   Tensor index(int64_t dim, const Tensor &index) const;
   Tensor masked_fill(const Tensor &mask, Scalar value) const;  // mask: bool, broadcasts
   Tensor masked_select(const Tensor &mask) const;  // 1-d; realizes the mask to count

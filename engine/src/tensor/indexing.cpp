@@ -186,9 +186,36 @@ Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
   return result;
 }
 
+namespace {
+
+// x[:, ..., mask] with a bool mask over dims [d, d + mask.ndim()): those dims
+// become one, holding the elements where the mask is true (a 0-d mask adds a
+// dim of size 1 or 0). Realizes the mask to count them.
+Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
+  const int64_t k = mask.ndim();
+  const int64_t d = wrap_dim(dim, x.ndim(), "index");
+  if (d + k > x.ndim())
+    throw IndexError("index(): too many indices for tensor of dimension " + std::to_string(x.ndim()) + " (mask " +
+                     shape_str(mask.shape()) + " at dim " + std::to_string(dim) + ")");
+  for (int64_t i = 0; i < k; i++)
+    if (mask.shape()[i] != x.shape()[d + i])
+      throw IndexError("index(): The shape of the mask " + list_str(mask.shape()) + " at index " + std::to_string(i) +
+                       " does not match the shape of the indexed tensor " + list_str(x.shape()) + " at index " +
+                       std::to_string(d + i));
+  Tensor flat = k == 0 ? x.unsqueeze(d) : x.flatten(d, d + k - 1);
+  const HostTensor m = mask.to_host();
+  std::vector<double> picks;
+  for (int64_t i = 0; i < m.numel(); i++)
+    if (m.get(i) != 0) picks.push_back(static_cast<double>(i));
+  return flat.index_select(d, Tensor::from_vector(picks, {static_cast<int64_t>(picks.size())}, DType::Int64));
+}
+
+}  // namespace
+
 Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
-  if (is_float(idx.dtype()) || idx.dtype() == DType::Bool)
-    throw IndexError(std::string("index(): tensors used as indices must be long or int tensors; got ") +
+  if (idx.dtype() == DType::Bool) return index_by_mask(*this, dim, idx);
+  if (is_float(idx.dtype()))
+    throw IndexError(std::string("index(): tensors used as indices must be long, int or bool tensors; got ") +
                      dtype_name(idx.dtype()));
   if (ndim() == 0) throw IndexError("index(): too many indices for tensor of dimension 0");
   const int64_t d = wrap_dim(dim, ndim(), "index");
