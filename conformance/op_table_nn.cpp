@@ -115,22 +115,66 @@ ShapeFn image_shape() {
   return [](const Shape &, Rng &rng) { return std::vector<Shape>{image(rng, pick(rng, 1, 3))}; };
 }
 
-Attrs pool_attrs(const CaseContext &, Rng &rng) {
-  const int64_t kh = pick(rng, 1, 3), kw = pick(rng, 1, 3);
+// torch's pooling output length along one dim (floor or ceil mode).
+int64_t pool_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const int64_t num = n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (o - 1) * s >= n + p) --o;
+  return o;
+}
+
+// Whether every window along one dim reads an input element: a dilated window
+// can straddle the input, reading padding only, and torch's max_pool2d then
+// records an index past the input (its backward writes out of bounds).
+bool windows_read_input(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  for (int64_t i = 0, o = pool_out(n, k, s, p, d, ceil_mode); i < o; ++i) {
+    bool reads = false;
+    for (int64_t j = 0; j < k; ++j) reads = reads || (i * s - p + j * d >= 0 && i * s - p + j * d < n);
+    if (!reads) return false;
+  }
+  return true;
+}
+
+// Attrs past the defaults are drawn often enough that each appears in a run;
+// sometimes left out, so the engine's defaults are compared with torch's.
+Attrs pool_attrs(const CaseContext &c, Rng &rng, bool max) {
+  const Shape &x = in_shape(c, 0);
+  const std::vector<int64_t> k = {pick(rng, 1, 3), pick(rng, 1, 3)};
   Attrs a;
-  a.set_ints("kernel", {kh, kw});
-  if (rng.coin(0.7)) a.set_ints("stride", {pick(rng, 1, 3), pick(rng, 1, 3)});
-  a.set_ints("padding", {pick(rng, 0, kh / 2), pick(rng, 0, kw / 2)});
+  a.set_ints("kernel", k);
+  std::vector<int64_t> s = k;
+  if (rng.coin(0.7)) a.set_ints("stride", s = {pick(rng, 1, 3), pick(rng, 1, 3)});
+  const std::vector<int64_t> p = {pick(rng, 0, k[0] / 2), pick(rng, 0, k[1] / 2)};
+  a.set_ints("padding", p);
+  const bool ceil_mode = rng.coin(0.4);
+  if (ceil_mode || rng.coin()) a.set_bool("ceil_mode", ceil_mode);
+  if (max && rng.coin(0.4)) {
+    std::vector<int64_t> d = {pick(rng, 1, 3), pick(rng, 1, 3)};
+    for (size_t i = 0; i < 2 && x.size() >= 2; ++i)
+      if (!windows_read_input(x[x.size() - 2 + i], k[i], s[i], p[i], d[i], ceil_mode)) d[i] = 1;
+    a.set_ints("dilation", d);
+  }
+  if (!max) {
+    if (rng.coin(0.6)) a.set_bool("count_include_pad", rng.coin());
+    if (rng.coin(0.25)) a.set_int("divisor_override", rng.pick(std::vector<int64_t>{1, 2, 3, 7, -2}));
+  }
   return a;
 }
 
-template <typename F>
-Engine pool_engine(F f) {
-  return [f](const std::vector<Tensor> &x, const Attrs &a) {
-    std::optional<nn::Pair2> stride;
-    if (a.has("stride")) stride = pair(a, "stride");
-    return f(x[0], pair(a, "kernel"), stride, pair(a, "padding"));
-  };
+std::optional<nn::Pair2> pool_stride(const Attrs &a) {
+  if (a.has("stride")) return pair(a, "stride");
+  return std::nullopt;
+}
+
+Tensor max_pool_engine(const std::vector<Tensor> &x, const Attrs &a) {
+  const nn::Pair2 dilation = a.has("dilation") ? pair(a, "dilation") : nn::Pair2(1);
+  return nn::max_pool2d(x[0], pair(a, "kernel"), pool_stride(a), pair(a, "padding"), dilation,
+                        a.get_bool("ceil_mode", false));
+}
+
+Tensor avg_pool_engine(const std::vector<Tensor> &x, const Attrs &a) {
+  return nn::avg_pool2d(x[0], pair(a, "kernel"), pool_stride(a), pair(a, "padding"), a.get_bool("ceil_mode", false),
+                        a.get_bool("count_include_pad", true), a.opt_int("divisor_override"));
 }
 
 // ---- normalization
@@ -405,15 +449,15 @@ void add_nn_ops(std::vector<OpEntry> &t) {
     t.push_back(conv);
   }
 
-  OpEntry maxp = nn_entry("max_pool2d", "max_pool2d", 1, pool_engine(nn::max_pool2d));
+  OpEntry maxp = nn_entry("max_pool2d", "max_pool2d", 1, max_pool_engine);
   maxp.shape_fn = image_shape();
-  maxp.attrs = pool_attrs;
+  maxp.attrs = [](const CaseContext &c, Rng &rng) { return pool_attrs(c, rng, true); };
   // A coarse grid, so windows hold ties and the first maximum must win.
   maxp.domain = [](DType, int, const Attrs &) { return Domain{-2, 2, 0.5}; };
   t.push_back(maxp);
-  OpEntry avgp = nn_entry("avg_pool2d", "avg_pool2d", 1, pool_engine(nn::avg_pool2d));
+  OpEntry avgp = nn_entry("avg_pool2d", "avg_pool2d", 1, avg_pool_engine);
   avgp.shape_fn = image_shape();
-  avgp.attrs = pool_attrs;
+  avgp.attrs = [](const CaseContext &c, Rng &rng) { return pool_attrs(c, rng, false); };
   avgp.reduction = true;
   t.push_back(avgp);
   OpEntry adapt = nn_entry("adaptive_avg_pool2d", "adaptive_avg_pool2d", 1, [](const std::vector<Tensor> &x, const Attrs &a) {

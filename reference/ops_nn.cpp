@@ -101,11 +101,15 @@ void add_nn_ops(OpMap &t) {
   t["conv2d_nobias"] = in_float32([](const TorchArgs &x, const Attrs &a) { return conv(x, a, false); });
   t["max_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
     const auto k = a.get_ints("kernel");
-    return at::max_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}));
+    return at::max_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}),
+                          pair_attr(a, "dilation", {1, 1}), a.get_bool("ceil_mode", false));
   };
   t["avg_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
     const auto k = a.get_ints("kernel");
-    return at::avg_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}));
+    const std::optional<int64_t> d = a.opt_int("divisor_override");
+    const c10::optional<int64_t> divisor = d ? c10::optional<int64_t>(*d) : c10::nullopt;
+    return at::avg_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}),
+                          a.get_bool("ceil_mode", false), a.get_bool("count_include_pad", true), divisor);
   };
   t["adaptive_avg_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
     return at::adaptive_avg_pool2d(x.at(0), a.get_ints("output_size"));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "errors/expect_error.h"
 #include "loom/autograd.h"
@@ -40,11 +41,68 @@ TEST(ErrorsNN, Conv2dChecksChannelsRanksAndSizes) {
 }
 
 TEST(ErrorsNN, PoolsCheckKernelPaddingAndRank) {
-  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, 2).to_host(); }, {"half", "pad"});
-  expect_error([] { nn::avg_pool2d(f32({1, 1, 4, 4}), 0).to_host(); }, {"kernel_size"});
-  expect_error([] { nn::max_pool2d(f32({1, 1, 2, 2}), 3).to_host(); }, {"too small"});
+  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, 2).to_host(); },
+               {"max_pool2d", "pad should be at most half of kernel size, but got pad=2 and kernel_size=2"});
+  expect_error([] { nn::avg_pool2d(f32({1, 1, 4, 4}), 0).to_host(); },
+               {"avg_pool2d", "kernel size should be greater than zero, but got kH: 0 kW: 0"});
+  expect_error([] { nn::max_pool2d(f32({1, 1, 2, 2}), 3).to_host(); },
+               {"Given input size: (1x2x2). Calculated output size: (1x0x0). Output size is too small"});
   expect_error([] { nn::max_pool2d(f32({4, 4}), 2).to_host(); }, {"(4, 4)"});
+  expect_error([] { nn::max_pool2d(f32({1, 0, 4, 4}), 2).to_host(); }, {"optional 0 dim batch size", "(1, 0, 4, 4)"});
   expect_error([] { nn::adaptive_avg_pool2d(f32({1, 0, 4, 4}), 2).to_host(); }, {"(1, 0, 4, 4)"});
+}
+
+// The options past kernel, stride and padding: torch 1.13's checks and words.
+TEST(ErrorsNN, PoolsCheckStrideDilationCeilModeAndDivisor) {
+  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, nn::Pair2(0)).to_host(); }, {"stride should not be zero"});
+  expect_error([] { nn::avg_pool2d(f32({1, 1, 4, 4}), 2, nn::Pair2(1, -1)).to_host(); },
+               {"stride should be greater than zero, but got dH: 1 dW: -1"});
+  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, 0, 0).to_host(); },
+               {"dilation should be greater than zero, but got dilationH: 0 dilationW: 0"});
+  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, 0, nn::Pair2(1, -2)).to_host(); },
+               {"dilationH: 1 dilationW: -2"});
+  expect_error([] { nn::avg_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, nn::Pair2(0, -1)).to_host(); },
+               {"pad must be non-negative, but got pad: -1"});
+  // torch 1.13 bounds the padding by half the kernel, not the dilated kernel.
+  expect_error([] { nn::max_pool2d(f32({1, 1, 8, 8}), 3, 1, 2, 2).to_host(); },
+               {"pad should be at most half of kernel size, but got pad=2 and kernel_size=3"});
+  // Dilation widens the window past the input.
+  expect_error([] { nn::max_pool2d(f32({1, 1, 4, 4}), 2, 1, 0, 4).to_host(); },
+               {"Calculated output size: (1x0x0)", "too small"});
+  // ceil_mode rounds up but not past an input that is too small for any window.
+  expect_error([] { nn::avg_pool2d(f32({1, 1, 1, 1}), 3, 1, 0, true).to_host(); },
+               {"Calculated output size: (1x-1x-1)"});
+  expect_error([] { nn::avg_pool2d(f32({1, 1, 4, 4}), 2, std::nullopt, 0, false, true, 0).to_host(); },
+               {"avg_pool2d", "divisor must be not zero"});
+  // ceil_mode keeps a last partial window only when it starts inside the input
+  // or the left padding: 5 -> 3 windows of 2 with stride 2; 4 -> 2.
+  EXPECT_EQ(nn::max_pool2d(f32({1, 1, 5, 4}), 2, std::nullopt, 0, 1, true).shape(), (Shape{1, 1, 3, 2}));
+  EXPECT_EQ(nn::avg_pool2d(f32({1, 5, 5}), 2, std::nullopt, 1, true).shape(), (Shape{1, 3, 3}));
+  EXPECT_EQ(nn::avg_pool2d(f32({1, 5, 5}), 3, 2, 1, true).shape(), (Shape{1, 3, 3}));
+}
+
+// The op table draws no NaN or -inf, so which element of a window gets
+// max_pool2d's gradient then is checked here, against values from torch 1.13:
+// the last NaN of a window, and never padding, even when the input is -inf.
+TEST(MaxPoolGradient, FollowsTorchOnNaNAndInfinity) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  auto grad_of_sum = [](std::vector<double> v, const Shape &s, nn::Pair2 k, nn::Pair2 st, nn::Pair2 p, nn::Pair2 d,
+                        bool ceil_mode) {
+    Tensor x = Tensor::from_vector(v, s);
+    x.requires_grad_();
+    nn::max_pool2d(x, k, st, p, d, ceil_mode).sum().backward();
+    const HostTensor g = x.grad()->to_host();
+    std::vector<double> out;
+    for (int64_t i = 0; i < g.numel(); ++i) out.push_back(g.get(i));
+    return out;
+  };
+  EXPECT_EQ(grad_of_sum({nan, 1, nan, 2, 2, 0}, {1, 1, 1, 6}, {1, 3}, {1, 3}, 0, 1, false),
+            (std::vector<double>{0, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(grad_of_sum({-inf, -inf, -inf, -inf}, {1, 1, 2, 2}, 2, 1, 1, 1, false), (std::vector<double>{4, 2, 2, 1}));
+  EXPECT_EQ(grad_of_sum({1, nan, 3, -inf, 5, nan, -inf}, {1, 1, 1, 7}, {1, 3}, {1, 2}, {0, 1}, {1, 2}, true),
+            (std::vector<double>{0, 1, 0, 0, 0, 2, 0}));
+  EXPECT_EQ(grad_of_sum({-inf, -inf, -inf, -inf, -inf}, {1, 1, 5}, {1, 2}, {1, 2}, 0, 1, true),
+            (std::vector<double>{1, 0, 1, 0, 1}));
 }
 
 TEST(ErrorsNN, NormsCheckShapes) {

@@ -39,13 +39,19 @@ Tensor linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
 // ---- convolution and pooling; input (N, C, H, W) or unbatched (C, H, W)
 Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias = std::nullopt,
               Pair2 stride = 1, Padding2 padding = 0, Pair2 dilation = 1, int64_t groups = 1);
-// stride defaults to the kernel size; padding reads -inf; the gradient goes to
-// the first maximum of each window, as torch's.
+// Pools take torch's arguments in torch's order. stride defaults to the kernel
+// size; padding is at most half the kernel; ceil_mode rounds the output size up
+// but drops a last window that would start in the right padding.
+// max_pool2d: padding never wins; the gradient goes to the first maximum of
+// each window or, where the window holds NaN, to its last NaN, as torch's.
 Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride = std::nullopt,
-                  Pair2 padding = 0);
-// count_include_pad=true, ceil_mode=false.
+                  Pair2 padding = 0, Pair2 dilation = 1, bool ceil_mode = false);
+// Each window's sum is divided by divisor_override (nonzero) when given, else
+// by the window clipped to the padded input (count_include_pad) or to the
+// input (!count_include_pad); in ceil_mode the last windows may be clipped.
 Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride = std::nullopt,
-                  Pair2 padding = 0);
+                  Pair2 padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
 // Window i of n outputs over length L spans [floor(i*L/n), ceil((i+1)*L/n)).
 Tensor adaptive_avg_pool2d(const Tensor &input, Pair2 output_size);
 

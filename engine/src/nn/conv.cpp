@@ -1,6 +1,7 @@
 // conv2d and the 2-d pools. Windows are built from movement ops only (expand,
 // reshape, shrink, permute), so the gradient, a sum over overlapping windows,
 // comes from the movement ops' own backward.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -75,20 +76,88 @@ void check_positive(Pair2 p, const char *op, const char *what) {
   if (p.h <= 0 || p.w <= 0) throw Error(std::string(op) + ": " + what + " must be greater than zero, got " + pair_str(p));
 }
 
-// Pool windows over a padded input, with torch's checks.
-Tensor pool_windows(const Tensor &x4, Pair2 k, Pair2 s, Pair2 p, double pad_value, const char *op) {
-  check_positive(k, op, "kernel_size");
-  check_positive(s, op, "stride");
-  if (p.h < 0 || p.w < 0) throw Error(std::string(op) + ": padding must be non-negative, got " + pair_str(p));
-  if (p.h > k.h / 2 || p.w > k.w / 2)
-    throw Error(std::string(op) + ": pad should be at most half of effective kernel size, but got pad=" + pair_str(p) +
-                ", kernel_size=" + pair_str(k));
-  const int64_t oh = out_len(x4.size(2) + 2 * p.h, k.h, s.h, 1), ow = out_len(x4.size(3) + 2 * p.w, k.w, s.w, 1);
-  if (oh < 1 || ow < 1 || x4.size(2) + 2 * p.h < k.h || x4.size(3) + 2 * p.w < k.w)
-    throw Error(std::string(op) + ": Given input size " + shape_of(x4) + ", kernel " + pair_str(k) +
-                " and padding " + pair_str(p) + ", the calculated output size is too small");
-  Tensor padded = x4.pad({{0, 0}, {0, 0}, {p.h, p.h}, {p.w, p.w}}, pad_value);
-  return windows_2d(padded, k, s, 1);
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// One spatial dim of a pool over a real length n: kernel k, stride s, padding
+// p on both sides, dilation d.
+struct PoolDim {
+  int64_t n, k, s, p, d;
+  bool ceil_mode;
+  // torch's pooling_output_shape: in ceil mode a last window that would start
+  // in the right padding is dropped.
+  int64_t out() const {
+    int64_t o = floor_div(n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
+    if (ceil_mode && (o - 1) * s >= n + p) --o;
+    return o;
+  }
+  // Ceil mode: padding past the right padding so the last window fits.
+  int64_t extra() const { return std::max<int64_t>(0, (out() - 1) * s + d * (k - 1) + 1 - (n + 2 * p)); }
+  int64_t start(int64_t i) const { return i * s - p; }
+};
+
+// torch's pool checks, in its words. Returns the (h, w) dims.
+std::pair<PoolDim, PoolDim> pool_dims(const Tensor &input, const Tensor &x4, Pair2 k, Pair2 s, Pair2 p, Pair2 d,
+                                      bool ceil_mode, const char *op) {
+  const std::string pre = std::string(op) + ": ";
+  if (k.h <= 0 || k.w <= 0)
+    throw Error(pre + "kernel size should be greater than zero, but got kH: " + std::to_string(k.h) +
+                " kW: " + std::to_string(k.w));
+  if (s.h == 0 || s.w == 0) throw Error(pre + "stride should not be zero");
+  if (s.h < 0 || s.w < 0)
+    throw Error(pre + "stride should be greater than zero, but got dH: " + std::to_string(s.h) +
+                " dW: " + std::to_string(s.w));
+  if (d.h <= 0 || d.w <= 0)
+    throw Error(pre + "dilation should be greater than zero, but got dilationH: " + std::to_string(d.h) +
+                " dilationW: " + std::to_string(d.w));
+  for (auto [pad, ker] : {std::pair{p.h, k.h}, std::pair{p.w, k.w}}) {
+    if (pad < 0) throw Error(pre + "pad must be non-negative, but got pad: " + std::to_string(pad));
+    if (pad > ker / 2)
+      throw Error(pre + "pad should be at most half of kernel size, but got pad=" + std::to_string(pad) +
+                  " and kernel_size=" + std::to_string(ker));
+  }
+  for (int64_t i = 1; i < 4; ++i)
+    if (x4.size(i) == 0)
+      throw Error(pre + "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: " +
+                  shape_of(input));
+  const PoolDim h{x4.size(2), k.h, s.h, p.h, d.h, ceil_mode}, w{x4.size(3), k.w, s.w, p.w, d.w, ceil_mode};
+  if (h.out() < 1 || w.out() < 1) {
+    const std::string c = std::to_string(x4.size(1));
+    throw Error(pre + "Given input size: (" + c + "x" + std::to_string(h.n) + "x" + std::to_string(w.n) +
+                "). Calculated output size: (" + c + "x" + std::to_string(h.out()) + "x" + std::to_string(w.out()) +
+                "). Output size is too small");
+  }
+  return {h, w};
+}
+
+// x4 padded (reading pad_value) and cut into windows: (N, C, Ho, Wo, kh, kw).
+Tensor pool_windows(const Tensor &x4, const PoolDim &h, const PoolDim &w, double pad_value) {
+  Tensor padded = x4.pad({{0, 0}, {0, 0}, {h.p, h.p + h.extra()}, {w.p, w.p + w.extra()}}, pad_value);
+  Tensor win = windows_2d(padded, Pair2(h.k, w.k), Pair2(h.s, w.s), Pair2(h.d, w.d));
+  LOOM_CHECK(win.size(2) == h.out() && win.size(3) == w.out(), "pool windows do not match torch's output size");
+  return win;
+}
+
+// (o, k) of one dim: 1 where element j of window i reads the input, 0 where
+// it reads padding.
+Tensor reads_input(const PoolDim &dim) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < dim.out(); ++i)
+    for (int64_t j = 0; j < dim.k; ++j) {
+      const int64_t at = dim.start(i) + j * dim.d;
+      v.push_back(at >= 0 && at < dim.n ? 1 : 0);
+    }
+  return Tensor::from_vector(v, {dim.out(), dim.k}, DType::Bool);
+}
+
+// torch's avg_pool divisor along one dim: the window clipped to the padded
+// input [-p, n + p), or without count_include_pad to the input [0, n).
+std::vector<int64_t> avg_divisors(const PoolDim &dim, bool count_include_pad) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < dim.out(); ++i) {
+    const int64_t b = dim.start(i), e = std::min(b + dim.k, dim.n + dim.p);
+    v.push_back(count_include_pad ? e - b : std::min(e, dim.n) - std::max<int64_t>(b, 0));
+  }
+  return v;
 }
 
 }  // namespace
@@ -149,35 +218,59 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   return unbatched_like(r.cast(dt), input);
 }
 
-Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding) {
-  const char *op = "max_pool2d";
-  Tensor x = batched(input, op);
-  const Pair2 s = stride.value_or(kernel_size);
-  Tensor win = pool_windows(x, kernel_size, s, padding, -std::numeric_limits<double>::infinity(), op);
-  const int64_t n = win.size(0), c = win.size(1), oh = win.size(2), ow = win.size(3);
-  const int64_t kk = kernel_size.h * kernel_size.w;
+Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding, Pair2 dilation,
+                  bool ceil_mode) {
+  Tensor x = batched(input, "max_pool2d");
+  const auto [dh, dw] = pool_dims(input, x, kernel_size, stride.value_or(kernel_size), padding, dilation, ceil_mode,
+                                  "max_pool2d");
+  Tensor win = pool_windows(x, dh, dw, -std::numeric_limits<double>::infinity());
+  const int64_t n = win.size(0), c = win.size(1), oh = win.size(2), ow = win.size(3), kk = dh.k * dw.k;
   Tensor flat = win.reshape({n, c, oh, ow, kk});
-  // The first maximum of each window (NaN counts as the maximum, like torch)
-  // is the one element whose value (and gradient) passes through.
+  // One element of each window passes its value (and gradient) through, the
+  // one torch's scan `v > best || isnan(v)` keeps: the last NaN, else the
+  // first maximum. Torch skips padding rather than reading -inf, so where
+  // padding is read only input elements may win (it matters when the input's
+  // maximum is -inf).
   Tensor pick;
   {
     autograd::NoGradGuard guard;
     Tensor v = flat.detach();
-    Tensor hit = v.eq(v.amax({4}, true)).logical_or(v.ne(v));
-    Tensor rev = Tensor::arange(kk, 0, -1).reshape({1, 1, 1, 1, kk});
-    Tensor score = hit.where(rev, Tensor::zeros({}, DType::Int64));
+    Tensor hit = v.eq(v.amax({4}, true));
+    if (dh.p > 0 || dw.p > 0 || dh.extra() > 0 || dw.extra() > 0) {
+      Tensor real = reads_input(dh).reshape({oh, 1, dh.k, 1}).logical_and(reads_input(dw).reshape({1, ow, 1, dw.k}));
+      hit = hit.logical_and(real.reshape({oh, ow, kk}));
+    }
+    // Scores: a NaN at j beats everything and later NaNs (kk + 1 + j); a
+    // maximum at j beats later maxima (kk - j).
+    Tensor first = Tensor::arange(kk, 0, -1).reshape({1, 1, 1, 1, kk});
+    Tensor last = Tensor::arange(kk + 1, 2 * kk + 1).reshape({1, 1, 1, 1, kk});
+    Tensor score = v.ne(v).where(last, hit.where(first, Tensor::zeros({}, DType::Int64)));
     pick = score.eq(score.amax({4}, true));
   }
   Tensor r = pick.where(flat, Tensor::zeros({}, flat.dtype())).sum({4});
   return unbatched_like(r, input);
 }
 
-Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding) {
-  const char *op = "avg_pool2d";
-  Tensor x = batched(input, op);
-  const Pair2 s = stride.value_or(kernel_size);
-  Tensor win = pool_windows(up(x), kernel_size, s, padding, 0, op);
-  Tensor r = win.sum({4, 5}).div(static_cast<double>(kernel_size.h * kernel_size.w));
+Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  Tensor x = batched(input, "avg_pool2d");
+  if (divisor_override && *divisor_override == 0) throw Error("avg_pool2d: divisor must be not zero");
+  const auto [dh, dw] = pool_dims(input, x, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode,
+                                  "avg_pool2d");
+  Tensor sum = pool_windows(up(x), dh, dw, 0).sum({4, 5});
+  Tensor r;
+  if (divisor_override) {
+    r = sum.div(static_cast<double>(*divisor_override));
+  } else {
+    const std::vector<int64_t> vh = avg_divisors(dh, count_include_pad), vw = avg_divisors(dw, count_include_pad);
+    std::vector<double> div;
+    for (int64_t a : vh)
+      for (int64_t b : vw) div.push_back(static_cast<double>(a * b));
+    // One divisor for all windows (the usual case) stays a scalar.
+    const bool uniform = std::all_of(div.begin(), div.end(), [&](double v) { return v == div[0]; });
+    r = uniform ? sum.div(div[0])
+                : sum.div(Tensor::from_vector(div, {dh.out(), dw.out()}, sum.dtype()));
+  }
   return unbatched_like(r.cast(input.dtype()), input);
 }
 
