@@ -31,6 +31,7 @@ using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<i
 //   mode (string: pad_mode), n (int: the size an index input indexes; generators only).
 //   nn ops (ops_nn.cpp; (h, w) pairs as 2 ints): stride / padding / dilation / kernel /
 //   output_size (ints), padding_mode ("same"/"valid"), groups (int), training (bool),
+//   ceil_mode / count_include_pad (bool), divisor_override (int) (pools),
 //   momentum / eps / negative_slope / alpha / beta / threshold / min_val / max_val /
 //   p / label_smoothing (double), min / max (Scalar, clamp), normalized_shape (ints),
 //   reduction ("none"/"mean"/"sum"), ignore_index / classes (int).

@@ -98,6 +98,10 @@ TEST(ErrorsIndex, ShapingArguments) {
   expect_error([] { f32({1, 2, 3}).pad_mode({{3, 0}}, "reflect").realize(); }, {"pad_mode", "Padding size", "(3, 0)"});
   expect_error([] { f32({1, 2, 3}).pad_mode({{1, 1}}, "circular").realize(); }, {"pad_mode", "circular"});
   expect_error([] { f32({3}).pad_mode({{1, 1}}, "replicate").realize(); }, {"pad_mode", "2-d or 3-d"});
+  // An empty leading dim is a batch only when the input has one; 1-d/2-d reflect allows it either way.
+  expect_error([] { f32({0, 3}).pad_mode({{1, 1}}, "replicate").realize(); }, {"pad_mode", "0 batch size"});
+  EXPECT_EQ(f32({0, 3}).pad_mode({{1, 1}}, "reflect").shape(), (Shape{0, 5}));
+  EXPECT_EQ(f32({0, 2, 3}).pad_mode({{1, 1}}, "replicate").shape(), (Shape{0, 2, 5}));
 }
 
 TEST(ErrorsIndex, OrderAndScans) {

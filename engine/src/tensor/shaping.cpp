@@ -341,7 +341,10 @@ Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, con
     throw Error("pad_mode: " + mode + " padding of " + std::to_string(k) + " dims expects a " + std::to_string(k + 1) +
                 "-d or " + std::to_string(k + 2) + "-d input, got " + describe(uop()));
   if (!is_float(dtype())) unsupported_dtype(mode == "reflect" ? "reflection_pad" : "replication_pad", dtype());
-  for (int64_t d = 1; d < ndim(); d++)  // only the leading (batch) dim may be empty, as in torch
+  // Only a batch dim may be empty, as in torch; 1-d and 2-d reflect padding
+  // also lets an unbatched input's leading dim be empty.
+  const bool leading_may_be_empty = ndim() == k + 2 || (mode == "reflect" && k < 3);
+  for (int64_t d = leading_may_be_empty ? 1 : 0; d < ndim(); d++)
     if (shape()[d] == 0)
       throw Error("pad_mode: expected a tensor with possibly 0 batch size and other non-zero dimensions, got " +
                   describe(uop()));
