@@ -120,8 +120,6 @@ Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const 
   const int64_t d = c.dim, n = c.x.shape()[d], m = c.index.shape()[d];
   Tensor s = narrow_to(src.ndim() == 0 ? src.reshape({1}) : src, c.index.shape()).unsqueeze(d + 1);  // (.., m, 1, ..)
   Tensor hit = one_hot_on(c.index, d, n);                                                              // (.., m, n, ..)
-  Shape region = c.index.shape();
-  region[d] = n;
   Tensor written, value;
   if (add) {
     value = hit.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype());
@@ -136,7 +134,6 @@ Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const 
   Tensor sel = hit.logical_and(order.eq(winner));
   value = pad_to(sel.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype()), c.x.shape());
   written = pad_to(winner.squeeze({d}).gt(Tensor::zeros({}, DType::Int64)), c.x.shape());
-  (void)region;
   return written.where(value, c.x).reshape(self.shape());
 }
 
@@ -188,6 +185,19 @@ Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
 
 namespace {
 
+// The flat positions where a realized mask is nonzero, as an int64 index
+// (torch's masks hold 0 and 1 only).
+Tensor mask_positions(const Tensor &mask, const char *op) {
+  const HostTensor m = mask.to_host();
+  std::vector<double> picks;
+  for (int64_t i = 0; i < m.numel(); i++)
+    if (m.get(i) != 0) {
+      if (m.get(i) != 1) throw Error(std::string(op) + ": Mask tensor can take 0 and 1 values only");
+      picks.push_back(static_cast<double>(i));
+    }
+  return Tensor::from_vector(picks, {static_cast<int64_t>(picks.size())}, DType::Int64);
+}
+
 // x[:, ..., mask] with a bool mask over dims [d, d + mask.ndim()): those dims
 // become one, holding the elements where the mask is true (a 0-d mask adds a
 // dim of size 1 or 0). Realizes the mask to count them.
@@ -203,11 +213,7 @@ Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
                        " does not match the shape of the indexed tensor " + list_str(x.shape()) + " at index " +
                        std::to_string(d + i));
   Tensor flat = k == 0 ? x.unsqueeze(d) : x.flatten(d, d + k - 1);
-  const HostTensor m = mask.to_host();
-  std::vector<double> picks;
-  for (int64_t i = 0; i < m.numel(); i++)
-    if (m.get(i) != 0) picks.push_back(static_cast<double>(i));
-  return flat.index_select(d, Tensor::from_vector(picks, {static_cast<int64_t>(picks.size())}, DType::Int64));
+  return flat.index_select(d, mask_positions(mask, "index"));
 }
 
 }  // namespace
@@ -253,17 +259,10 @@ Tensor Tensor::masked_select(const Tensor &mask) const {
   if (mask.dtype() != DType::Bool && mask.dtype() != DType::UInt8)
     throw Error(std::string("masked_select: expected BoolTensor for mask, got ") + dtype_name(mask.dtype()));
   const Shape s = broadcast_shapes(shape(), mask.shape(), "masked_select");
-  const HostTensor m = mask.expand(s).to_host();
-  std::vector<double> picks;
-  for (int64_t i = 0; i < m.numel(); i++)
-    if (m.get(i) != 0) {
-      if (m.get(i) != 1) throw Error("masked_select: Mask tensor can take 0 and 1 values only");
-      picks.push_back(static_cast<double>(i));
-    }
-  const int64_t k = static_cast<int64_t>(picks.size());
+  const Tensor picks = mask_positions(mask.expand(s), "masked_select");
   Tensor flat = expand(s).reshape({shape_numel(s)});
-  if (k == 0) return flat.shrink({{0, 0}});
-  return flat.index_select(0, Tensor::from_vector(picks, {k}, DType::Int64));
+  if (picks.numel() == 0) return flat.shrink({{0, 0}});
+  return flat.index_select(0, picks);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {
