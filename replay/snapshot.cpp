@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "schedule/realize.h"
+#include "engine/realize.h"
 
 namespace loom::replay {
 
@@ -17,7 +17,7 @@ std::string snapshot(const Program &p) {
     os << "# error " << e.what() << "\n";
     return os.str();
   }
-  auto kernels = schedule::render(outs);
+  auto kernels = engine::render(outs);
   os << "# kernels " << kernels.size() << "\n";
   for (size_t i = 0; i < kernels.size(); i++) {
     const auto &k = kernels[i];

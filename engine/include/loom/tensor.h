@@ -242,9 +242,26 @@ Tensor operator/(const Tensor &a, Scalar b);
 struct RunStats {
   int64_t kernels_run = 0;
   int64_t buffers_allocated = 0;  // device buffers created by realize (outputs and intermediates)
-  int64_t kernels_compiled = 0;   // cache misses that invoked the C compiler
+  int64_t kernels_compiled = 0;   // cache misses that invoked the compiler
+  int64_t cache_healed = 0;       // unusable disk-cache entries deleted and rebuilt
+  // Work: ALU operations on values. `work` is what the kernels executed (each
+  // value op inside a loop nest times its trip count, every reduction step
+  // included, index arithmetic excluded); `work_needed` is what the realized
+  // graphs need with every op computed once (an elementwise op once per
+  // output element, a reduction once per input element).
+  int64_t work = 0;
+  int64_t work_needed = 0;
 };
 RunStats run_stats();
 void reset_run_stats();
 
+// Device buffers alive now (allocated and not yet freed) and their bytes.
+struct MemoryStats {
+  int64_t live_buffers = 0;
+  int64_t live_bytes = 0;
+};
+MemoryStats memory_stats();
+
+// Realizes several tensors in one schedule (shared work is done once).
+void realize_all(std::vector<Tensor> &tensors);
 }  // namespace loom

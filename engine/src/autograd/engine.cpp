@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "autograd/impl.h"
-#include "schedule/realize.h"
+#include "engine/realize.h"
 #include "tensor/graph.h"
 
 namespace loom {
@@ -252,7 +252,7 @@ void Tensor::backward(std::optional<Tensor> gradient) const {
     leaves.push_back(impl);
     values.push_back(acc.uop());
   }
-  auto realized = schedule::realize(values);
+  auto realized = engine::realize(values);
   for (size_t i = 0; i < leaves.size(); i++) {
     auto impl = std::make_shared<TensorImpl>();
     impl->uop = realized[i];

@@ -22,6 +22,7 @@ class Linearizer {
 
   void run(const LoweredKernel &k) {
     const UOpRef &store = k.sink->src[0];
+    mark_values(store->src[2]);
     for (auto &r : k.out_ranges) open_range(r);
     emit(store->src[1]);
     emit(store->src[2]);
@@ -30,6 +31,13 @@ class Linearizer {
   }
 
  private:
+  // Nodes that compute values (not addresses): reachable from the stored
+  // value without passing through a load's index or gate.
+  void mark_values(const UOpRef &u) {
+    if (!values_.insert(u.get()).second || u->op == Op::Load) return;
+    for (auto &s : u->src) mark_values(s);
+  }
+
   const std::set<int64_t> &ranges_of(const UOpRef &u) {
     if (auto it = deps_.find(u.get()); it != deps_.end()) return it->second;
     std::set<int64_t> r;
@@ -74,6 +82,7 @@ class Linearizer {
     done_.insert(u.get());
     keep_.push_back(u);
     if (uop::is_alu(u->op)) p_.alu_ops++;
+    if (uop::is_alu(u->op) && values_.count(u.get())) p_.work += depth_iters_;
     p_.lines.push_back({LineKind::Value, u});
   }
 
@@ -91,6 +100,7 @@ class Linearizer {
     for (size_t i = 1; i < red->src.size(); i++) open_range(red->src[i]);
     emit(red->src[0]);
     p_.lines.push_back({LineKind::AccUpdate, red});
+    p_.work += depth_iters_;
     for (size_t i = 1; i < red->src.size(); i++) close_range();
     done_.insert(red.get());
     keep_.push_back(red);
@@ -99,7 +109,7 @@ class Linearizer {
   Program &p_;
   std::vector<UOpRef> open_;
   std::set<int64_t> open_set_;
-  std::unordered_set<const UOp *> done_;
+  std::unordered_set<const UOp *> done_, values_;
   std::unordered_map<const UOp *, std::set<int64_t>> deps_;
   std::vector<UOpRef> keep_;
   int64_t depth_iters_ = 1;

@@ -24,6 +24,10 @@ struct Program {
   UOpRef global_range;            // outermost output loop, split across threads (may be null)
   int64_t iterations = 1;         // innermost body executions (for GFLOP/s estimates)
   int64_t alu_ops = 0;            // ALU nodes in the kernel
+  // ALU operations on values executed by one run (loop trip counts times the
+  // value ALU nodes inside, each reduction's combine included; index
+  // arithmetic excluded): the work counter RunStats adds up.
+  int64_t work = 0;
 };
 
 Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);

@@ -4,7 +4,7 @@
 
 #include "codegen/indexing.h"
 #include "loom/error.h"
-#include "tensor/graph.h"
+#include "uop/graph.h"
 #include "uop/symbolic.h"
 
 namespace loom::codegen {
@@ -53,12 +53,12 @@ class Lowerer {
           if (!(inner_gate->is_const() && inner_gate->const_value() != 0)) s.push_back(inner_gate);
           return UOp::make(Op::Load, u->dtype, s);
         }
-        UOpRef v = src->op == Op::Const ? src : eval(src, unravel(flat, tensor::shape_of(src)), inner_gate);
+        UOpRef v = src->op == Op::Const ? src : eval(src, unravel(flat, uop::shape_of(src)), inner_gate);
         return always ? v : uop::where(valid, v, zero);
       }
       case Op::ReduceAxis: {
         auto &ra = u->arg_as<uop::ReduceArg>();
-        const Shape &in = tensor::shape_of(u->src[0]);
+        const Shape &in = uop::shape_of(u->src[0]);
         std::vector<UOpRef> inner = idx, ranges;
         for (auto a : ra.axes) {
           if (in[a] == 0) return identity(ra.op, u->dtype);

@@ -1,7 +1,7 @@
 // Lowering: a kernel AST (views over buffers, ALU, REDUCE_AXIS) becomes a
 // kernel graph over loop variables: RANGE, LOAD, ALU, REDUCE, STORE.
 #pragma once
-#include "schedule/schedule.h"
+#include "uop/uop.h"
 
 namespace loom::codegen {
 

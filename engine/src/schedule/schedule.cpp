@@ -9,12 +9,12 @@
 #include <unordered_set>
 
 #include "loom/error.h"
-#include "tensor/graph.h"
+#include "uop/graph.h"
 
 namespace loom::schedule {
 
-using tensor::base_of;
-using tensor::shape_of;
+using uop::base_of;
+using uop::shape_of;
 using uop::Op;
 using uop::UOp;
 
@@ -42,9 +42,15 @@ UOpRef lookup_realized(const UOpRef &u) {
 void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
   auto &c = realized();
   std::lock_guard<std::mutex> l(c.mu);
-  if (c.map.size() > 100000)
-    for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
   c.map[u.get()] = {u, buf_view};
+}
+
+// Drops entries whose lazy node died: their buffers are freed as soon as
+// nothing else holds them. Runs once per schedule, O(live entries).
+void forget_dead() {
+  auto &c = realized();
+  std::lock_guard<std::mutex> l(c.mu);
+  for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
 }
 
 // Replaces realized nodes by their buffers (bottom-up, memoized).
@@ -62,7 +68,7 @@ UOpRef substitute_realized(const UOpRef &root) {
       r = changed ? u->with_src(src) : u;
       // A VIEW whose (non-view) source was realized composes with the buffer's view.
       if (r->op == Op::View && r->src[0]->op == Op::View && u->src[0]->op != Op::View)
-        r = tensor::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(r->src[0])));
+        r = uop::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(uop::tracker_of(r->src[0])));
     }
     memo[u.get()] = r;
   }
@@ -77,17 +83,20 @@ bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const
 std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
   std::set<const UOp *> rp;
   for (auto &o : outputs)
-    if (!is_leaf(tensor::root_of(o))) rp.insert(base_of(o).get());
+    if (!is_leaf(uop::root_of(o))) rp.insert(base_of(o).get());
+  // Distinct nodes reading each node (x * x reads x once).
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
     if (u->op == Op::Contiguous) rp.insert(u.get());
-    for (auto &s : u->src) consumers[s.get()]++;
+    std::unordered_set<const UOp *> seen;
+    for (auto &s : u->src)
+      if (seen.insert(s.get()).second) consumers[s.get()]++;
   }
-  // A reduction with several consumers is computed once.
-  for (auto &u : order)
-    if (u->op == Op::ReduceAxis && consumers[u.get()] > 1) rp.insert(u.get());
-  // A reduction read through a non-reshape view (a broadcast, a pad, a permute)
-  // would be recomputed per element: give the viewed node its own buffer.
+  // A reduction is computed once: a node whose kernel would contain an
+  // unrealized reduction gets its own buffer when several nodes read it (each
+  // would inline the reduction again), or when it is read through a view that
+  // is not a reshape (a broadcast, a pad, a permute, windows: each element
+  // would be recomputed per read).
   std::unordered_map<const UOp *, bool> has_reduce;  // unrealized reduce inside, within the kernel
   for (auto &u : order) {
     bool r = u->op == Op::ReduceAxis;
@@ -97,9 +106,23 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
       rp.insert(u->src[0].get());
       r = false;
     }
+    if (r && consumers[u.get()] > 1) {
+      rp.insert(u.get());
+      r = false;
+    }
     has_reduce[u.get()] = r;
   }
   return rp;
+}
+
+// Each ALU op once per element of its result, a reduction once per input element.
+int64_t work_needed(const std::vector<UOpRef> &order) {
+  int64_t w = 0;
+  for (auto &u : order) {
+    if (uop::is_alu(u->op)) w += shape::prod(shape_of(u));
+    else if (u->op == Op::ReduceAxis) w += shape::prod(shape_of(u->src[0]));
+  }
+  return w;
 }
 
 std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
@@ -114,6 +137,7 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
+  forget_dead();
   std::vector<UOpRef> outputs;
   for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o));
   UOpRef sink = UOp::make(Op::Sink, DType::Bool, outputs);
@@ -121,8 +145,8 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   auto rp = find_realize_points(order, outputs);
 
   Schedule sched;
+  sched.work_needed = work_needed(order);
   std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> buffer_of;
-  std::map<std::string, int> name_count;
   for (auto &node : order) {
     if (!rp.count(node.get())) continue;
     const Shape &shape = shape_of(node);
@@ -169,23 +193,21 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     UOpRef store = UOp::make(Op::Store, DType::Bool, {UOp::make(Op::DefineGlobal, node->dtype, {}, int64_t{0}), value},
                              shape::ShapeTracker::from_shape(shape));
     item.ast = UOp::make(Op::Sink, DType::Bool, {store});
-    std::string name = kernel_name(value, shape);
-    int k = name_count[name]++;
-    item.name = k ? name + "n" + std::to_string(k) : name;
+    item.name = kernel_name(value, shape);
     if (out->size > 0) sched.items.push_back(std::move(item));
+    sched.realizes.push_back({node, uop::buffer_view(out, shape)});
   }
   for (size_t i = 0; i < outputs.size(); i++) {
     const UOpRef &o = outputs[i];
     const UOpRef &b = base_of(o);
-    if (is_leaf(tensor::root_of(o))) {  // views of a buffer or a broadcast constant need no kernel
+    if (is_leaf(uop::root_of(o))) {  // views of a buffer or a broadcast constant need no kernel
       sched.results.push_back(o);
       continue;
     }
-    UOpRef bv = tensor::buffer_view(buffer_of.at(b.get()), shape_of(b));
-    sched.realizes.push_back({b, bv});
+    UOpRef bv = uop::buffer_view(buffer_of.at(b.get()), shape_of(b));
     if (raw_outputs[i] != o) sched.realizes.push_back({base_of(raw_outputs[i]), bv});
     if (o->op == Op::View)
-      sched.results.push_back(tensor::view(bv, o->arg_as<shape::ShapeTracker>().compose_onto(tensor::tracker_of(bv))));
+      sched.results.push_back(uop::view(bv, o->arg_as<shape::ShapeTracker>().compose_onto(uop::tracker_of(bv))));
     else
       sched.results.push_back(bv);
   }

@@ -23,8 +23,12 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;  // in dependency order
   std::vector<UOpRef> results;      // per requested output: a VIEW of a realized buffer
-  // Lazy nodes and the buffer views that hold them once the items have run.
+  // Lazy nodes and the buffer views that hold them once the items have run:
+  // every node that got a buffer, intermediates included, so a later schedule
+  // over the same graph (a backward pass over a forward) reads them.
   std::vector<std::pair<UOpRef, UOpRef>> realizes;
+  // ALU work the graph needs with every op computed once (see RunStats).
+  int64_t work_needed = 0;
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);

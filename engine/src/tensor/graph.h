@@ -1,33 +1,21 @@
-// Lazy-graph helpers shared by the Tensor ops: shapes of graph nodes and
-// view construction (views over views compose into one VIEW node).
+// The Tensor ops' view of the UOp graph helpers (uop/graph.h), plus the
+// error-text helpers every op uses.
 #pragma once
-#include "uop/uop.h"
+#include "uop/graph.h"
 
 namespace loom::tensor {
 
 using uop::Op;
 using uop::UOp;
 using uop::UOpRef;
-
-// Logical shape of a graph-level node.
-const Shape &shape_of(const UOpRef &u);
-// VIEW over base_of(x); st is the whole tracker from the base (callers
-// extend tracker_of(x)), so a view of a view stays one VIEW node.
-UOpRef view(const UOpRef &x, const shape::ShapeTracker &st);
-// The node's current tracker: a VIEW's own, else the identity over its shape.
-shape::ShapeTracker tracker_of(const UOpRef &u);
-// The node a view chain starts from (the node itself if it is not a VIEW).
-const UOpRef &base_of(const UOpRef &u);
-// The first non-VIEW node below a chain of VIEWs (nested VIEWs mark copy points).
-const UOpRef &root_of(const UOpRef &u);
-// Marks where torch would have copied (flip, pad, a reshape that is not a
-// view): later views are views of this value, which matters only to
-// as_strided. Nothing is copied: the marker is an identity VIEW over the VIEW.
-UOpRef copy_point(const UOpRef &u);
-// A constant broadcast to `shape`.
-UOpRef const_tensor(double value, DType dtype, const Shape &shape);
-// Realized buffer viewed as `shape` (row-major).
-UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
+using uop::base_of;
+using uop::buffer_view;
+using uop::const_tensor;
+using uop::copy_point;
+using uop::root_of;
+using uop::shape_of;
+using uop::tracker_of;
+using uop::view;
 
 // Error text helpers: "(2, 3) float32".
 std::string describe(const UOpRef &u);

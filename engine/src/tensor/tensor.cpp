@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "autograd/impl.h"
-#include "schedule/realize.h"
+#include "engine/realize.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -68,8 +68,7 @@ Tensor Tensor::from_host(const HostTensor &host) {
                 " differ in rank");
   int64_t n = host.storage_numel();
   auto buf = uop::Buffer::create(host.dtype, n);
-  buf->allocate();
-  if (n) std::memcpy(buf->data(), host.storage->data(), static_cast<size_t>(n) * itemsize(host.dtype));
+  engine::copy_in(*buf, host.storage->data(), static_cast<size_t>(n) * itemsize(host.dtype));
   auto v = shape::View::create(host.shape, host.strides, host.offset);
   if (!v.empty()) {
     auto [lo, hi] = v.index_bounds();
@@ -117,7 +116,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor &Tensor::realize() {
-  impl_->uop = schedule::realize({uop()})[0];
+  impl_->uop = engine::realize({uop()})[0];
   return *this;
 }
 
@@ -126,10 +125,9 @@ HostTensor Tensor::to_host() const {
   t.realize();
   const UOpRef &b = base_of(t.uop());
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
-  buf->allocate();  // an `empty` never written to reads as zeros
   HostTensor h = HostTensor::contiguous(dtype(), shape());
-  size_t bytes = static_cast<size_t>(numel()) * itemsize(dtype());
-  if (bytes) std::memcpy(h.storage->data(), buf->data(), bytes);
+  // An `empty` never written to reads as zeros (the device zero-fills).
+  engine::copy_out(h.storage->data(), *buf, static_cast<size_t>(numel()) * itemsize(dtype()));
   return h;
 }
 
@@ -139,7 +137,15 @@ double Tensor::item() const {
   return to_host().get(0);
 }
 
-RunStats run_stats() { return schedule::stats(); }
-void reset_run_stats() { schedule::stats() = RunStats{}; }
+RunStats run_stats() { return engine::stats(); }
+void reset_run_stats() { engine::stats() = RunStats{}; }
+MemoryStats memory_stats() { return engine::memory_stats(); }
+
+void realize_all(std::vector<Tensor> &tensors) {
+  std::vector<UOpRef> outs;
+  for (auto &t : tensors) outs.push_back(t.uop());
+  std::vector<UOpRef> done = engine::realize(outs);
+  for (size_t i = 0; i < tensors.size(); i++) TensorImpl::of(tensors[i])->uop = done[i];
+}
 
 }  // namespace loom

@@ -1,5 +1,5 @@
-// Buffer: device memory behind a BUFFER UOp. The runtime allocates `mem`
-// on first use; the UOp that names the buffer owns it.
+// Buffer: device memory behind a BUFFER UOp. The engine has the device
+// allocate `mem` on first use; the UOp that names the buffer owns it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,7 +17,6 @@ struct Buffer {
   static std::shared_ptr<Buffer> create(DType dtype, int64_t size);
   void *data() const { return mem.get(); }
   bool allocated() const { return mem != nullptr; }
-  void allocate();  // zero-filled host memory, aligned to 64 bytes
 };
 
 }  // namespace loom::uop

@@ -37,15 +37,6 @@ std::shared_ptr<Buffer> Buffer::create(DType dtype, int64_t size) {
   return b;
 }
 
-void Buffer::allocate() {
-  if (mem) return;
-  size_t bytes = std::max<size_t>(64, (static_cast<size_t>(size) * itemsize(dtype) + 63) / 64 * 64);
-  void *p = std::aligned_alloc(64, bytes);
-  if (!p) throw Error("out of memory allocating a buffer of " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, bytes);
-  mem = std::shared_ptr<void>(p, std::free);
-}
-
 namespace {
 
 size_t mix(size_t h, size_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))); }

@@ -5,9 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/cpu.h"
+#include "runtime/cpu/cpu.h"
 
-namespace loom::runtime {
+namespace loom::runtime::cpu {
 
 namespace {
 
@@ -79,18 +79,12 @@ ThreadPool &pool() {
 
 }  // namespace
 
-void launch(KernelFn fn, void **bufs, int64_t global_size, bool parallel) {
-  if (!parallel || global_size < 2) {
-    fn(bufs, 0, global_size);
-    return;
-  }
-  ThreadPool &p = pool();
-  int64_t n = std::min<int64_t>(p.threads(), global_size);
-  p.run([&](int idx) {
-    if (idx >= n) return;
-    int64_t lo = global_size * idx / n, hi = global_size * (idx + 1) / n;
-    fn(bufs, lo, hi);
+int pool_threads() { return pool().threads(); }
+
+void parallel_run(int threads, const std::function<void(int)> &job) {
+  pool().run([&](int idx) {
+    if (idx < threads) job(idx);
   });
 }
 
-}  // namespace loom::runtime
+}  // namespace loom::runtime::cpu

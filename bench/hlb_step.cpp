@@ -1,0 +1,88 @@
+#include "hlb_step.h"
+
+#include <cmath>
+
+#include "loom/autograd.h"
+#include "loom/nn.h"
+
+namespace loom::bench {
+
+namespace {
+
+constexpr double kLr = 0.01, kMomentum = 0.9, kWeightDecay = 5e-4, kSmoothing = 0.2;
+constexpr int64_t kClasses = 10;
+
+Tensor uniform(const Shape &shape, double bound) { return Tensor::rand(shape).mul(2 * bound).sub(bound); }
+
+}  // namespace
+
+HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t seed) {
+  Tensor::manual_seed(seed);
+  HlbNet net;
+  net.widths = widths;
+  net.batch = batch;
+  auto conv = [&](int64_t cin, int64_t cout, int64_t k) {
+    net.params.push_back(uniform({cout, cin, k, k}, 1 / std::sqrt(double(cin * k * k))));
+  };
+  auto bn = [&](int64_t c) {
+    net.params.push_back(Tensor::ones({c}));
+    net.params.push_back(Tensor::zeros({c}));
+    net.running.push_back(Tensor::zeros({c}));
+    net.running.push_back(Tensor::ones({c}));
+  };
+  conv(3, 24, 2);
+  int64_t cin = 24;
+  for (int64_t w : widths) {
+    conv(cin, w, 3);
+    bn(w);
+    conv(w, w, 3);
+    bn(w);
+    cin = w;
+  }
+  net.params.push_back(uniform({kClasses, cin}, 1 / std::sqrt(double(cin))));
+  net.params.push_back(uniform({kClasses}, 1 / std::sqrt(double(cin))));
+  for (auto &p : net.params) {
+    p.realize();
+    p.requires_grad_();
+    net.momentum.push_back(Tensor::zeros(p.shape()).realize());
+  }
+  for (auto &r : net.running) r.realize();
+  return net;
+}
+
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
+  size_t p = 0, r = 0;
+  auto bn_gelu = [&](const Tensor &h) {
+    Tensor out = nn::batch_norm(h, net.running[r], net.running[r + 1], net.params[p], net.params[p + 1],
+                                /*training=*/true, 0.1, 1e-5);
+    p += 2;
+    r += 2;
+    return out.gelu();
+  };
+  Tensor h = nn::conv2d(x, net.params[p++]);
+  for (size_t g = 0; g < net.widths.size(); ++g) {
+    h = nn::conv2d(h, net.params[p++], std::nullopt, 1, 1);
+    h = bn_gelu(nn::max_pool2d(h, 2));
+    h = nn::conv2d(h, net.params[p++], std::nullopt, 1, 1);
+    h = bn_gelu(h);
+  }
+  h = h.amax({2, 3});
+  h = nn::linear(h, net.params[p], net.params[p + 1]);
+  Tensor loss = nn::cross_entropy(h, y, std::nullopt, "mean", kSmoothing);
+  std::vector<Tensor> grads = autograd::grad({loss}, net.params);
+  const double value = loss.item();
+  autograd::NoGradGuard no_grad;
+  // torch.optim.SGD(nesterov=True, weight_decay): g += wd * p; buf = m * buf + g; p -= lr * (g + m * buf).
+  for (size_t i = 0; i < net.params.size(); ++i) {
+    Tensor g = grads[i].add(net.params[i].mul(kWeightDecay));
+    net.momentum[i].assign(net.momentum[i].mul(kMomentum).add(g));
+    net.params[i].assign(net.params[i].sub(g.add(net.momentum[i].mul(kMomentum)).mul(kLr)));
+  }
+  std::vector<Tensor> state = net.params;
+  state.insert(state.end(), net.momentum.begin(), net.momentum.end());
+  state.insert(state.end(), net.running.begin(), net.running.end());
+  realize_all(state);
+  return value;
+}
+
+}  // namespace loom::bench

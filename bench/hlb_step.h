@@ -1,0 +1,28 @@
+// The hlb-CIFAR10-like training step used by the step benchmark and the
+// work test: a 2x2 whitening conv (3 -> 24), three groups of
+// conv3x3 - maxpool2 - BatchNorm - GELU - conv3x3 - BatchNorm - GELU
+// (widths 64, 256, 512), a global max pool, a linear layer, label-smoothed
+// cross-entropy, and SGD with Nesterov momentum and weight decay written with
+// assign. Inputs are 32x32 RGB images.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "loom/tensor.h"
+
+namespace loom::bench {
+
+struct HlbNet {
+  std::vector<Tensor> params;    // conv weights, BatchNorm weights and biases, linear weight and bias
+  std::vector<Tensor> momentum;  // one per param
+  std::vector<Tensor> running;   // BatchNorm running mean and var, alternating
+  std::vector<int64_t> widths;
+  int64_t batch = 16;
+};
+
+// Deterministic initial weights (torch's default bounds) for `widths` (e.g. {64, 256, 512}).
+HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t seed);
+// One training step on (x, y); returns the loss (realized).
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y);
+
+}  // namespace loom::bench

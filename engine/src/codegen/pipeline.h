@@ -1,0 +1,17 @@
+// The codegen driver: runs the named passes over one kernel AST, in order,
+// like a script. LOOM_DEBUG=4 prints the program after each pass.
+//   lower      views -> index expressions over loop variables (RANGE, LOAD,
+//              ALU, REDUCE, STORE); index arithmetic simplified as it is built
+//   linearize  execution order with explicit loops and accumulators
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/linearize.h"
+
+namespace loom::codegen {
+
+// buf_dtypes: the element dtype of each DEFINE_GLOBAL slot.
+Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes);
+
+}  // namespace loom::codegen

@@ -1,0 +1,189 @@
+#include "engine/realize.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+#include "codegen/pipeline.h"
+#include "renderer/c_renderer.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+namespace loom::engine {
+
+namespace {
+
+int debug_level() {
+  static const int level = [] {
+    const char *e = std::getenv("LOOM_DEBUG");
+    return e ? std::atoi(e) : 0;
+  }();
+  return level;
+}
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0};
+
+// A kernel ready to run: its linearized program (launch size, work) and the
+// device program compiled from it.
+struct Kernel {
+  uop::UOpRef ast;  // keeps the interned key alive
+  codegen::Program program;
+  std::string source;
+  std::shared_ptr<const runtime::Program> compiled;
+};
+
+// The process-wide kernel cache, keyed by the interned AST: an identical
+// kernel in any schedule is compiled once (and found on disk by later
+// processes). Bounded by the number of distinct kernels.
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<const uop::UOp *, std::shared_ptr<Kernel>> map;
+};
+KernelCache &kernel_cache() {
+  static auto *c = new KernelCache();
+  return *c;
+}
+
+std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
+  std::vector<DType> dts;
+  for (auto &b : item.bufs) dts.push_back(b->dtype);
+  return dts;
+}
+
+std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
+  auto k = std::make_shared<Kernel>();
+  k->ast = item.ast;
+  k->program = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
+  k->source = renderer::render_c(k->program);
+  return k;
+}
+
+// The kernels of a schedule, from the cache or compiled now (misses in parallel).
+std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched) {
+  auto &cache = kernel_cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  std::vector<std::shared_ptr<Kernel>> out;
+  std::vector<std::shared_ptr<Kernel>> fresh;
+  std::vector<runtime::KernelSource> sources;
+  for (auto &item : sched.items) {
+    auto &slot = cache.map[item.ast.get()];
+    if (!slot) {
+      slot = lower_item(item);
+      fresh.push_back(slot);
+      sources.push_back({slot->program.name, renderer::c_prelude() + slot->source});
+      if (debug_level() >= 3) std::cerr << slot->source;
+    }
+    out.push_back(slot);
+  }
+  if (!fresh.empty()) {
+    runtime::CompileStats cs;
+    std::vector<std::shared_ptr<const runtime::Program>> progs;
+    try {
+      progs = runtime::default_device().compile(sources, cs);
+    } catch (...) {
+      for (auto &k : fresh) cache.map.erase(k->ast.get());
+      throw;
+    }
+    for (size_t i = 0; i < fresh.size(); ++i) fresh[i]->compiled = progs[i];
+    stats().kernels_compiled += cs.compiled;
+    stats().cache_healed += cs.cache_healed;
+  }
+  return out;
+}
+
+void ensure_allocated(uop::Buffer &b) {
+  if (b.allocated()) return;
+  const size_t bytes = static_cast<size_t>(b.size) * itemsize(b.dtype);
+  std::shared_ptr<void> mem = runtime::default_device().allocate(bytes);
+  g_live_buffers++;
+  g_live_bytes += static_cast<int64_t>(bytes);
+  // The count drops when the last owner of the memory lets go.
+  b.mem = std::shared_ptr<void>(mem.get(), [mem, bytes](void *) mutable {
+    g_live_buffers--;
+    g_live_bytes -= static_cast<int64_t>(bytes);
+    mem.reset();
+  });
+  stats().buffers_allocated++;
+}
+
+}  // namespace
+
+RunStats &stats() {
+  static RunStats s;
+  return s;
+}
+
+MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load()}; }
+
+void *buffer_data(uop::Buffer &buf) {
+  ensure_allocated(buf);
+  return buf.data();
+}
+void copy_in(uop::Buffer &buf, const void *host, size_t bytes) {
+  if (bytes) runtime::default_device().copy_in(buffer_data(buf), host, bytes);
+}
+void copy_out(void *host, uop::Buffer &buf, size_t bytes) {
+  if (bytes) runtime::default_device().copy_out(host, buffer_data(buf), bytes);
+}
+
+std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
+  std::vector<RenderedKernel> out;
+  for (auto &item : schedule::create_schedule(outputs).items) {
+    codegen::Program p = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
+    out.push_back({item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p)});
+  }
+  return out;
+}
+
+std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
+  double t0 = now_ms();
+  schedule::Schedule sched = schedule::create_schedule(outputs);
+  stats().work_needed += sched.work_needed;
+  if (sched.items.empty()) {
+    schedule::commit(sched);
+    return sched.results;
+  }
+  std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
+  int64_t work = 0;
+  for (size_t i = 0; i < sched.items.size(); i++) {
+    auto &item = sched.items[i];
+    const codegen::Program &prog = kernels[i]->program;
+    std::vector<void *> ptrs;
+    int64_t bytes = 0;
+    for (auto &b : item.bufs) {
+      ptrs.push_back(buffer_data(*b));
+      bytes += b->size * static_cast<int64_t>(itemsize(b->dtype));
+    }
+    int64_t global = prog.global_range ? static_cast<int64_t>(prog.global_range->src[0]->const_value()) : 1;
+    bool parallel = prog.iterations * std::max<int64_t>(1, prog.alu_ops) >= (1 << 16);
+    double k0 = now_ms();
+    kernels[i]->compiled->launch(ptrs.data(), global, parallel);
+    double ms = now_ms() - k0;
+    stats().kernels_run++;
+    work += prog.work;
+    if (debug_level() >= 2) {
+      std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld\n",
+                   item.name.c_str(), static_cast<long long>(global), ms,
+                   static_cast<double>(prog.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),
+                   static_cast<long long>(prog.work));
+    }
+  }
+  stats().work += work;
+  schedule::commit(sched);
+  if (debug_level() >= 1)
+    std::fprintf(stderr, "realize: %zu kernel%s, work %lld (graph needs %lld), %.3f ms\n", sched.items.size(),
+                 sched.items.size() == 1 ? "" : "s", static_cast<long long>(work),
+                 static_cast<long long>(sched.work_needed), now_ms() - t0);
+  return sched.results;
+}
+
+}  // namespace loom::engine

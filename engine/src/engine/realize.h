@@ -1,0 +1,33 @@
+// The execution layer, the only caller of the stages below it:
+//   schedule -> per-kernel programs (codegen, render, compile; cached by the
+//   kernel's interned AST) -> ExecItems {program, buffers, launch size} -> run.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/tensor.h"
+#include "uop/uop.h"
+
+namespace loom::engine {
+
+// Realizes the lazy outputs together (one schedule); returns each as a view
+// of a realized buffer.
+std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs);
+
+// What realize would compile, without running anything: per kernel, in
+// schedule order, its name, AST, linearized program and source.
+struct RenderedKernel {
+  std::string name, ast, linear, c_source;
+};
+std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
+
+RunStats &stats();
+MemoryStats memory_stats();
+
+// Device memory behind a buffer: allocated (zero-filled) on first use.
+void *buffer_data(uop::Buffer &buf);
+void copy_in(uop::Buffer &buf, const void *host, size_t bytes);
+void copy_out(void *host, uop::Buffer &buf, size_t bytes);
+
+}  // namespace loom::engine

@@ -1,0 +1,17 @@
+// The CPU device: kernels are C functions
+//   void <name>(void **bufs, int64_t start, int64_t end)
+// compiled by the system C compiler into one shared object each, loaded with
+// dlopen, and run over [start, end) of their outermost loop on a thread pool.
+#pragma once
+#include <functional>
+
+#include "runtime/device.h"
+
+namespace loom::runtime::cpu {
+
+Device &device();
+// Runs job(i) for i in [0, threads) on the pool's threads (i == 0 on the caller).
+void parallel_run(int threads, const std::function<void(int)> &job);
+int pool_threads();
+
+}  // namespace loom::runtime::cpu

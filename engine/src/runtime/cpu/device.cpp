@@ -1,0 +1,191 @@
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "loom/error.h"
+#include "runtime/cpu/cpu.h"
+#include "runtime/disk_cache.h"
+
+namespace loom::runtime::cpu {
+
+namespace {
+
+using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
+
+// -fno-tree-loop-vectorize: GCC 12.2's -O2 loop vectorizer miscompiles a
+// reduction over a loop nest whose index runs backwards (a flipped view summed:
+// every element read once, the sum comes out wrong; correct at -O1, at -O3, and
+// with this flag). The kernels will vectorize explicitly once codegen upcasts.
+const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-march=native", "-fPIC", "-shared",
+                                         "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11"};
+const char *kCompiler = "cc";
+// Every shared object exports the key it was built for; a file whose key
+// differs (another compiler, a collision, a file swapped in) is not used.
+const char *kKeySymbol = "loom_cache_key";
+
+// The compiler's identity (version and target), part of every cache key.
+const std::string &compiler_identity() {
+  static const std::string id = [] {
+    ProcessResult r = run_process({kCompiler, "-dumpfullversion", "-dumpmachine"});
+    if (r.status != 0) throw Error(std::string("cannot run the C compiler '") + kCompiler + "': " + r.output);
+    return r.output;
+  }();
+  return id;
+}
+
+class CpuProgram : public Program {
+ public:
+  CpuProgram(void *handle, KernelFn fn) : handle_(handle), fn_(fn) {}
+  ~CpuProgram() override { dlclose(handle_); }
+  void launch(void **bufs, int64_t global_size, bool parallel) const override {
+    const int threads = pool_threads();
+    if (!parallel || global_size < 2 || threads < 2) {
+      fn_(bufs, 0, global_size);
+      return;
+    }
+    const int64_t n = std::min<int64_t>(threads, global_size);
+    parallel_run(static_cast<int>(n), [&](int i) { fn_(bufs, global_size * i / n, global_size * (i + 1) / n); });
+  }
+
+ private:
+  void *handle_;
+  KernelFn fn_;
+};
+
+struct Entry {
+  std::string key, path, source;  // source: with the key symbol appended
+};
+
+// Loads a cached shared object; nullptr (and the file deleted) when it is unusable.
+std::shared_ptr<const Program> load(const Entry &e, const std::string &name, bool *healed) {
+  if (!std::filesystem::exists(e.path)) return nullptr;
+  void *h = dlopen(e.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h) {
+    auto *key = static_cast<const char *>(dlsym(h, kKeySymbol));
+    auto fn = reinterpret_cast<KernelFn>(dlsym(h, name.c_str()));
+    if (key && fn && e.key == key) return std::make_shared<CpuProgram>(h, fn);
+    dlclose(h);
+  }
+  std::error_code ec;
+  std::filesystem::remove(e.path, ec);  // corrupt, truncated or foreign: rebuild it
+  *healed = true;
+  return nullptr;
+}
+
+void build(const Entry &e) {
+  const std::string tmp = unique_temp_path(e.path);
+  {
+    std::ofstream f(tmp + ".c");
+    f << e.source;
+    if (!f) throw Error("cannot write kernel source " + tmp + ".c");
+  }
+  std::vector<std::string> argv{kCompiler};
+  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), {"-o", tmp + ".so", tmp + ".c", "-lm"});
+  ProcessResult r = run_process(argv);
+  std::error_code ec;
+  std::filesystem::remove(tmp + ".c", ec);
+  if (r.status != 0) {
+    std::filesystem::remove(tmp + ".so", ec);
+    throw InternalError("C compiler failed:\n" + r.output + "\nsource:\n" + e.source);
+  }
+  std::filesystem::rename(tmp + ".so", e.path, ec);  // atomic: readers see the old file or the whole new one
+  if (ec) {
+    std::filesystem::remove(tmp + ".so", ec);
+    throw Error("cannot move a compiled kernel into " + e.path);
+  }
+}
+
+class CpuDevice : public Device {
+ public:
+  const char *name() const override { return "CPU"; }
+
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    const size_t n = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    void *p = std::aligned_alloc(64, n);
+    if (!p) throw Error("out of memory allocating a buffer of " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0, n);
+    return std::shared_ptr<void>(p, std::free);
+  }
+
+  void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
+  void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
+
+  std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
+                                                      CompileStats &stats) override {
+    std::vector<Entry> entries;
+    std::string flags;
+    for (const auto &f : kFlags) flags += f + " ";
+    for (const auto &k : kernels) {
+      Entry e;
+      e.key = hash_hex(flags + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
+      e.path = cache_dir() + "/" + e.key + ".so";
+      e.source = k.source + "\nconst char " + kKeySymbol + "[] = \"" + e.key + "\";\n";
+      entries.push_back(std::move(e));
+    }
+    std::vector<std::shared_ptr<const Program>> out(kernels.size());
+    std::vector<size_t> misses;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      bool healed = false;
+      out[i] = load(entries[i], kernels[i].name, &healed);
+      stats.cache_healed += healed;
+      if (!out[i]) misses.push_back(i);
+    }
+    compile_parallel(entries, misses);
+    for (size_t i : misses) {
+      bool healed = false;
+      out[i] = load(entries[i], kernels[i].name, &healed);
+      if (!out[i]) throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it");
+      stats.compiled++;
+    }
+    return out;
+  }
+
+ private:
+  // One compiler process per core at a time.
+  static void compile_parallel(const std::vector<Entry> &entries, const std::vector<size_t> &which) {
+    if (which.empty()) return;
+    const size_t workers = std::min<size_t>(which.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::mutex mu;
+    size_t next = 0;
+    std::string error;
+    auto work = [&] {
+      for (;;) {
+        size_t i;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          if (next >= which.size() || !error.empty()) return;
+          i = which[next++];
+        }
+        try {
+          build(entries[i]);
+        } catch (const std::exception &ex) {
+          std::lock_guard<std::mutex> l(mu);
+          if (error.empty()) error = ex.what();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+    work();
+    for (auto &t : threads) t.join();
+    if (!error.empty()) throw InternalError(error);
+  }
+};
+
+}  // namespace
+
+Device &device() {
+  static auto *d = new CpuDevice();  // leaked on purpose: programs may run during static destruction
+  return *d;
+}
+
+}  // namespace loom::runtime::cpu

@@ -1,0 +1,48 @@
+// The Device interface: what the engine needs from a backend. A device
+// allocates buffers, compiles kernel sources into programs (each cached on
+// disk by its source and the compiler's identity) and launches them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::runtime {
+
+// One compiled kernel, ready to launch. `global_size` is the trip count of the
+// kernel's outermost loop, which a device may split across its cores.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual void launch(void **bufs, int64_t global_size, bool parallel) const = 0;
+};
+
+struct KernelSource {
+  std::string name;    // the function the source defines
+  std::string source;  // a whole translation unit
+};
+
+struct CompileStats {
+  int64_t compiled = 0;      // compiler invocations (disk-cache misses)
+  int64_t cache_healed = 0;  // unusable cache entries deleted and rebuilt
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const char *name() const = 0;
+  // Zero-filled memory for `bytes` bytes, freed when the last owner drops it.
+  virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
+  // Host <-> device copies of `bytes` bytes.
+  virtual void copy_in(void *dst, const void *host, size_t bytes) = 0;
+  virtual void copy_out(void *host, const void *src, size_t bytes) = 0;
+  // One program per source, in order; misses compile in parallel.
+  virtual std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
+                                                              CompileStats &stats) = 0;
+};
+
+// The device LOOM_DEVICE names (default CPU).
+Device &default_device();
+
+}  // namespace loom::runtime

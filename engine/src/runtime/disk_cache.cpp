@@ -1,0 +1,85 @@
+#include "runtime/disk_cache.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cerrno>
+#include <filesystem>
+
+#include "loom/error.h"
+
+extern char **environ;
+
+namespace loom::runtime {
+
+const std::string &cache_dir() {
+  static const std::string dir = [] {
+    std::string d;
+    if (const char *e = std::getenv("LOOM_CACHE_DIR"); e && *e) d = e;
+    else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) d = std::string(x) + "/loom";
+    else if (const char *h = std::getenv("HOME"); h && *h) d = std::string(h) + "/.cache/loom";
+    else d = "/tmp/loom-cache";
+    std::error_code ec;
+    std::filesystem::create_directories(d, ec);
+    if (!std::filesystem::is_directory(d)) throw Error("cannot create the kernel cache directory " + d + ": " + ec.message());
+    return d;
+  }();
+  return dir;
+}
+
+std::string hash_hex(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+  for (unsigned char c : s) {
+    h = (h ^ c) * 0x100000001b3ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull + 0x9e37;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h),
+                static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+std::string unique_temp_path(const std::string &final_path) {
+  static std::atomic<int64_t> seq{0};
+  return final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(seq++);
+}
+
+ProcessResult run_process(const std::vector<std::string> &argv) {
+  ProcessResult res;
+  int fds[2];
+  if (pipe(fds) != 0) return res;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::vector<char *> args;
+  for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) res.output.append(buf, static_cast<size_t>(n));
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    res.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+  } else {
+    res.output = std::string("cannot run ") + argv[0] + ": " + std::strerror(rc);
+  }
+  close(fds[0]);
+  return res;
+}
+
+}  // namespace loom::runtime

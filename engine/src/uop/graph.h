@@ -1,0 +1,28 @@
+// UOp-graph helpers: shapes of graph nodes and view construction (views over
+// views compose into one VIEW node). Shared by the Tensor ops and the scheduler.
+#pragma once
+#include "uop/uop.h"
+
+namespace loom::uop {
+
+// Logical shape of a graph-level node.
+const Shape &shape_of(const UOpRef &u);
+// VIEW over base_of(x); st is the whole tracker from the base (callers
+// extend tracker_of(x)), so a view of a view stays one VIEW node.
+UOpRef view(const UOpRef &x, const shape::ShapeTracker &st);
+// The node's current tracker: a VIEW's own, else the identity over its shape.
+shape::ShapeTracker tracker_of(const UOpRef &u);
+// The node a view chain starts from (the node itself if it is not a VIEW).
+const UOpRef &base_of(const UOpRef &u);
+// The first non-VIEW node below a chain of VIEWs (nested VIEWs mark copy points).
+const UOpRef &root_of(const UOpRef &u);
+// Marks where torch would have copied (flip, pad, a reshape that is not a
+// view): later views are views of this value, which matters only to
+// as_strided. Nothing is copied: the marker is an identity VIEW over the VIEW.
+UOpRef copy_point(const UOpRef &u);
+// A constant broadcast to `shape`.
+UOpRef const_tensor(double value, DType dtype, const Shape &shape);
+// Realized buffer viewed as `shape` (row-major).
+UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
+
+}  // namespace loom::uop
