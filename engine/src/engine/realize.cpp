@@ -122,6 +122,15 @@ RunStats &stats() {
   return s;
 }
 
+size_t cached_kernels() {
+  std::lock_guard<std::mutex> l(kernel_cache().mu);
+  return kernel_cache().map.size();
+}
+void clear_kernel_cache() {
+  std::lock_guard<std::mutex> l(kernel_cache().mu);
+  kernel_cache().map.clear();
+}
+
 MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load()}; }
 
 void *buffer_data(uop::Buffer &buf) {

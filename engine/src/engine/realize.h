@@ -23,6 +23,9 @@ struct RenderedKernel {
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 
 RunStats &stats();
+// The process-wide kernel cache (one entry per distinct kernel AST).
+size_t cached_kernels();
+void clear_kernel_cache();  // later realizes reload kernels from the disk cache
 MemoryStats memory_stats();
 
 // Device memory behind a buffer: allocated (zero-filled) on first use.

@@ -112,6 +112,19 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
     }
     has_reduce[u.get()] = r;
   }
+  // A reduction reading a computed node through an expanding view (matmul's
+  // and conv's broadcast operands, overlapping windows) would recompute each
+  // element once per read: the viewed node gets its own buffer. Elementwise
+  // kernels keep fusing their broadcasts.
+  std::unordered_map<const UOp *, bool> feeds_reduce;  // read by a reduction in the same kernel
+  for (size_t i = order.size(); i-- > 0;) {
+    const UOpRef &u = order[i];
+    const bool feeds = u->op == Op::ReduceAxis || (feeds_reduce[u.get()] && !rp.count(u.get()));
+    for (auto &s : u->src) feeds_reduce[s.get()] |= feeds;
+    if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) &&
+        shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
+      rp.insert(u->src[0].get());
+  }
   return rp;
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -27,9 +28,6 @@ using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
 const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-march=native", "-fPIC", "-shared",
                                          "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11"};
 const char *kCompiler = "cc";
-// Every shared object exports the key it was built for; a file whose key
-// differs (another compiler, a collision, a file swapped in) is not used.
-const char *kKeySymbol = "loom_cache_key";
 
 // The compiler's identity (version and target), part of every cache key.
 const std::string &compiler_identity() {
@@ -61,18 +59,43 @@ class CpuProgram : public Program {
 };
 
 struct Entry {
-  std::string key, path, source;  // source: with the key symbol appended
+  std::string key, path, source;
 };
 
-// Loads a cached shared object; nullptr (and the file deleted) when it is unusable.
+// Each cache file is the shared object followed by a trailer
+//   "LOOM" key(32 hex) content-hash(32 hex) size(16 hex) "END\n"
+// checked before dlopen: the loader would crash on a truncated object, and a
+// file of another compiler or kernel must not be used.
+constexpr size_t kTrailer = 4 + 32 + 32 + 16 + 4;
+
+std::string trailer(const std::string &key, const std::string &object) {
+  char size[17];
+  std::snprintf(size, sizeof size, "%016llx", static_cast<unsigned long long>(object.size()));
+  return "LOOM" + key + hash_hex(object) + size + "END\n";
+}
+
+std::optional<std::string> read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool intact(const Entry &e) {
+  const auto bytes = read_file(e.path);
+  if (!bytes || bytes->size() < kTrailer) return false;
+  const std::string object = bytes->substr(0, bytes->size() - kTrailer);
+  return bytes->compare(object.size(), kTrailer, trailer(e.key, object)) == 0;
+}
+
+// Loads a cached kernel; nullptr when there is none, or when the entry is
+// unusable (then it is deleted and *healed set).
 std::shared_ptr<const Program> load(const Entry &e, const std::string &name, bool *healed) {
   if (!std::filesystem::exists(e.path)) return nullptr;
-  void *h = dlopen(e.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h) {
-    auto *key = static_cast<const char *>(dlsym(h, kKeySymbol));
-    auto fn = reinterpret_cast<KernelFn>(dlsym(h, name.c_str()));
-    if (key && fn && e.key == key) return std::make_shared<CpuProgram>(h, fn);
-    dlclose(h);
+  if (intact(e)) {
+    if (void *h = dlopen(e.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      if (auto fn = reinterpret_cast<KernelFn>(dlsym(h, name.c_str()))) return std::make_shared<CpuProgram>(h, fn);
+      dlclose(h);
+    }
   }
   std::error_code ec;
   std::filesystem::remove(e.path, ec);  // corrupt, truncated or foreign: rebuild it
@@ -93,9 +116,15 @@ void build(const Entry &e) {
   ProcessResult r = run_process(argv);
   std::error_code ec;
   std::filesystem::remove(tmp + ".c", ec);
-  if (r.status != 0) {
+  std::optional<std::string> object = r.status == 0 ? read_file(tmp + ".so") : std::nullopt;
+  if (!object) {
     std::filesystem::remove(tmp + ".so", ec);
     throw InternalError("C compiler failed:\n" + r.output + "\nsource:\n" + e.source);
+  }
+  {
+    std::ofstream f(tmp + ".so", std::ios::binary | std::ios::app);
+    f << trailer(e.key, *object);
+    if (!f) throw Error("cannot write compiled kernel " + tmp + ".so");
   }
   std::filesystem::rename(tmp + ".so", e.path, ec);  // atomic: readers see the old file or the whole new one
   if (ec) {
@@ -128,7 +157,7 @@ class CpuDevice : public Device {
       Entry e;
       e.key = hash_hex(flags + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
       e.path = cache_dir() + "/" + e.key + ".so";
-      e.source = k.source + "\nconst char " + kKeySymbol + "[] = \"" + e.key + "\";\n";
+      e.source = k.source;
       entries.push_back(std::move(e));
     }
     std::vector<std::shared_ptr<const Program>> out(kernels.size());

@@ -1,0 +1,189 @@
+// The execution layer: the kernel cache (one program per distinct kernel,
+// unusable disk entries rebuilt, processes sharing a cache), memory that
+// stays flat over a training loop, and executed work against the graph's need.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include "engine/realize.h"
+#include "loom/autograd.h"
+#include "loom/nn.h"
+#include "runtime/disk_cache.h"
+
+extern char **environ;
+
+namespace loom {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::set<std::string> cached_objects(const std::string &dir) {
+  std::set<std::string> out;
+  for (auto &e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") out.insert(e.path().string());
+  return out;
+}
+
+// A constant no earlier run used, so the kernel is new to the disk cache too.
+double fresh_constant() {
+  static int n = 0;
+  const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+  return 1 + static_cast<double>((t % 1000003) * 7 + getpid() % 1000 + ++n) * 1e-9;
+}
+
+// Builds and checks x * c + 2 for a fresh c; returns the cache file it compiled to.
+std::string realize_fresh_kernel(double c) {
+  const auto before = cached_objects(runtime::cache_dir());
+  Tensor x = Tensor::arange(16, DType::Float64).realize();
+  HostTensor h = (x * c + 2.0).to_host();
+  for (int64_t i = 0; i < 16; ++i) EXPECT_DOUBLE_EQ(h.get(i), static_cast<double>(i) * c + 2.0);
+  std::vector<std::string> added;
+  for (auto &p : cached_objects(runtime::cache_dir()))
+    if (!before.count(p)) added.push_back(p);
+  return added.size() == 1 ? added[0] : "";
+}
+
+void expect_rebuilt_after(const std::function<void(const std::string &)> &damage) {
+  const double c = fresh_constant();
+  const std::string so = realize_fresh_kernel(c);
+  ASSERT_FALSE(so.empty()) << "the kernel did not land in the disk cache as one new file";
+  engine::clear_kernel_cache();  // unloads it; the next realize looks on disk, as a new process would
+  damage(so);
+  reset_run_stats();
+  EXPECT_EQ(realize_fresh_kernel(c), "");  // same key, same file name
+  EXPECT_EQ(run_stats().cache_healed, 1);
+  EXPECT_EQ(run_stats().kernels_compiled, 1);
+  EXPECT_TRUE(fs::exists(so));
+}
+
+TEST(KernelCache, TruncatedEntryIsDeletedAndRebuilt) {
+  expect_rebuilt_after([](const std::string &so) { fs::resize_file(so, fs::file_size(so) / 3); });
+}
+
+TEST(KernelCache, GarbageEntryIsDeletedAndRebuilt) {
+  expect_rebuilt_after([](const std::string &so) {
+    std::ofstream(so, std::ios::trunc) << "not a shared object";
+  });
+}
+
+// A valid shared object under the wrong name (another compiler's, or another
+// kernel's): its embedded key differs, so it is not used.
+TEST(KernelCache, ForeignEntryIsDeletedAndRebuilt) {
+  const std::string other = realize_fresh_kernel(fresh_constant());
+  ASSERT_FALSE(other.empty());
+  expect_rebuilt_after([&](const std::string &so) { fs::copy_file(other, so, fs::copy_options::overwrite_existing); });
+}
+
+TEST(KernelCache, IdenticalKernelsCompileOncePerProcess) {
+  const double c = fresh_constant();
+  reset_run_stats();
+  Tensor x = Tensor::arange(8, DType::Float32).realize();
+  const size_t before = engine::cached_kernels();
+  (x * c).realize();
+  Tensor y = Tensor::arange(8, DType::Float32).realize();
+  (y * c).realize();  // another schedule, same kernel
+  EXPECT_EQ(run_stats().kernels_compiled, 1);
+  EXPECT_EQ(engine::cached_kernels(), before + 1);
+}
+
+int spawn_child(const std::string &cache) {
+  std::vector<std::string> env_strings{"LOOM_CACHE_DIR=" + cache};
+  for (char **e = environ; *e; ++e)
+    if (std::string(*e).rfind("LOOM_CACHE_DIR=", 0) != 0) env_strings.push_back(*e);
+  std::vector<char *> envp;
+  for (auto &s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char *argv[] = {const_cast<char *>(LOOM_CACHE_CHILD), nullptr};
+  pid_t pid;
+  EXPECT_EQ(posix_spawn(&pid, LOOM_CACHE_CHILD, nullptr, nullptr, argv, envp.data()), 0);
+  return pid;
+}
+
+TEST(KernelCache, ConcurrentProcessesFillOneCache) {
+  const fs::path cache = fs::temp_directory_path() / ("loom-cache-race-" + std::to_string(getpid()));
+  fs::remove_all(cache);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 3; ++i) pids.push_back(spawn_child(cache.string()));
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  int objects = 0, leftovers = 0;
+  for (auto &e : fs::directory_iterator(cache)) (e.path().extension() == ".so" ? objects : leftovers)++;
+  EXPECT_GE(objects, 12);  // the children's kernels, each once
+  EXPECT_EQ(leftovers, 0);  // no temporaries left behind
+  fs::remove_all(cache);
+}
+
+// forward, backward, an SGD update with assign and a BatchNorm running-stat
+// update, 1000 times: after warm-up, the live buffers and bytes are the same
+// at the end of every iteration, and no kernel is compiled or cached anew.
+TEST(Memory, TrainingLoopKeepsLiveBuffersFlat) {
+  Tensor::manual_seed(3);
+  Tensor x = Tensor::randn({16, 32}).realize();
+  Tensor w = Tensor::randn({32, 32}).mul(0.1).realize().requires_grad_();
+  Tensor rm = Tensor::zeros({32}).realize(), rv = Tensor::ones({32}).realize();
+  MemoryStats warm;
+  size_t kernels = 0;
+  for (int it = 0; it < 1000; ++it) {
+    Tensor h = nn::batch_norm(x.matmul(w).relu(), rm, rv, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+    Tensor loss = h.mul(h).sum();
+    Tensor g = autograd::grad({loss}, {w})[0];
+    {
+      autograd::NoGradGuard no_grad;
+      w.assign(w.sub(g.mul(1e-3)));
+    }
+    std::vector<Tensor> state{w, rm, rv};
+    realize_all(state);
+    if (it == 20) {
+      warm = memory_stats();
+      kernels = engine::cached_kernels();
+      reset_run_stats();
+    }
+    if (it > 20) {
+      const MemoryStats now = memory_stats();
+      ASSERT_EQ(now.live_buffers, warm.live_buffers) << "iteration " << it;
+      ASSERT_EQ(now.live_bytes, warm.live_bytes) << "iteration " << it;
+    }
+  }
+  EXPECT_EQ(run_stats().kernels_compiled, 0);
+  EXPECT_EQ(engine::cached_kernels(), kernels);
+  EXPECT_TRUE(std::isfinite(rm.to_host().get(0)));
+}
+
+// conv -> BatchNorm (training) -> GELU -> max-pool, forward and backward: the
+// kernels execute at most 1.5x the ALU work the graph needs with every op
+// computed once (RunStats::work against RunStats::work_needed).
+TEST(Work, ConvBatchNormGeluPoolComputesEachReductionOnce) {
+  Tensor::manual_seed(5);
+  Tensor x = Tensor::randn({4, 8, 12, 12}).realize();
+  Tensor w = Tensor::randn({16, 8, 3, 3}).mul(0.2).realize().requires_grad_();
+  Tensor gamma = Tensor::ones({16}).realize().requires_grad_(), beta = Tensor::zeros({16}).realize().requires_grad_();
+  Tensor rm = Tensor::zeros({16}).realize(), rv = Tensor::ones({16}).realize();
+  reset_run_stats();
+  Tensor h = nn::conv2d(x, w, std::nullopt, 1, 1);
+  h = nn::batch_norm(h, rm, rv, gamma, beta, true, 0.1, 1e-5).gelu();
+  h = nn::max_pool2d(h, 2);
+  Tensor loss = h.mul(h).mean();
+  loss.realize();
+  const RunStats fwd = run_stats();
+  EXPECT_LE(fwd.work, fwd.work_needed * 3 / 2);
+  reset_run_stats();
+  std::vector<Tensor> grads = autograd::grad({loss}, {w, gamma, beta});
+  realize_all(grads);
+  const RunStats bwd = run_stats();
+  EXPECT_GT(bwd.work_needed, 2 * 4 * 16 * 12 * 12 * 8 * 9);  // at least the two conv-sized reductions
+  EXPECT_LE(bwd.work, bwd.work_needed * 3 / 2);
+}
+
+}  // namespace
+}  // namespace loom
