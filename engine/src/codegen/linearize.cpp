@@ -24,8 +24,7 @@ class Linearizer {
     const UOpRef &store = k.sink->src[0];
     mark_values(store->src[2]);
     for (auto &r : k.out_ranges) open_range(r);
-    emit(store->src[1]);
-    emit(store->src[2]);
+    for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
     p_.lines.push_back({LineKind::Store, store});
     for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();
   }
@@ -121,7 +120,7 @@ Program linearize(const LoweredKernel &k, const std::string &name, std::vector<D
   Program p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
-  if (!k.out_ranges.empty()) p.global_range = k.out_ranges[0];
+  if (!k.out_ranges.empty() && !k.serial) p.global_range = k.out_ranges[0];
   Linearizer(p).run(k);
   return p;
 }

@@ -71,6 +71,17 @@ class Lowerer {
         s.insert(s.end(), ranges.begin(), ranges.end());
         return UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{ra.op, {}});
       }
+      case Op::Gather: {  // an indexed load: the index replaces one coordinate
+        const int64_t axis = u->arg_as<int64_t>();
+        const int64_t n = uop::shape_of(u->src[0])[static_cast<size_t>(axis)];
+        UOpRef i = eval(u->src[1], idx, gate);
+        UOpRef valid = uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i),
+                                uop::alu(Op::CmpLt, i, UOp::const_int(n)));
+        std::vector<UOpRef> inner = idx;
+        inner[static_cast<size_t>(axis)] = i;
+        UOpRef v = eval(u->src[0], inner, uop::simplify(uop::alu(Op::And, gate, valid)));
+        return v->op == Op::Load ? v : uop::where(valid, v, UOp::const_(u->dtype, 0));
+      }
       case Op::Cast: {
         UOpRef x = eval(u->src[0], idx, gate);
         return UOp::make(Op::Cast, u->dtype, {x});
@@ -100,10 +111,53 @@ class Lowerer {
 
 }  // namespace
 
+namespace {
+
+// A Write's stores: one per element of the value, at the address the write's
+// view gives (the index supplying one coordinate), skipped where the address
+// is invalid; `acc` combines with the stored element. Runs serially, so
+// duplicate addresses combine in order, deterministically.
+LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
+  const auto &w = store->arg_as<uop::WriteArg>();
+  const UOpRef &out = store->src[0];
+  const Shape &shape = uop::shape_of(store->src[1]);
+  LoweredKernel k;
+  std::vector<UOpRef> idx;
+  for (auto d : shape) idx.push_back(l.range(d));
+  const UOpRef yes = UOp::const_int(1, DType::Bool);
+  UOpRef value = l.eval(store->src[1], idx, yes);
+  std::vector<UOpRef> coords = idx;
+  UOpRef gate = yes;
+  if (w.axis >= 0) {
+    UOpRef i = l.eval(store->src[2], idx, yes);
+    const int64_t n = w.view.shape()[static_cast<size_t>(w.axis)];
+    gate = uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i), uop::alu(Op::CmpLt, i, UOp::const_int(n)));
+    coords[static_cast<size_t>(w.axis)] = i;
+  }
+  auto [flat, valid] = view_index(w.view, coords);
+  gate = uop::simplify(uop::alu(Op::And, gate, valid));
+  const bool always = gate->is_const() && gate->const_value() != 0;
+  if (w.acc != Op::Sink) {
+    std::vector<UOpRef> ls{out, flat};
+    if (!always) ls.push_back(gate);
+    value = uop::alu(w.acc, UOp::make(Op::Load, out->dtype, ls), value);
+  }
+  std::vector<UOpRef> ss{out, flat, value};
+  if (!always) ss.push_back(gate);
+  k.sink = UOp::make(Op::Sink, DType::Bool, {UOp::make(Op::Store, DType::Bool, ss)});
+  k.serial = true;
+  for (auto &r : idx)
+    if (r->op == Op::Range) k.out_ranges.push_back(r);
+  return k;
+}
+
+}  // namespace
+
 LoweredKernel lower(const UOpRef &ast) {
   const UOpRef &store = ast->src[0];
-  const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   Lowerer l;
+  if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store);
+  const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
   std::vector<UOpRef> idx;
   for (auto d : shape) {

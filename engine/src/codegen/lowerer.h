@@ -10,6 +10,7 @@ using uop::UOpRef;
 struct LoweredKernel {
   UOpRef sink;                   // SINK(STORE(DEFINE_GLOBAL 0, index, value))
   std::vector<UOpRef> out_ranges;  // loop variables of the output, outermost first
+  bool serial = false;             // stores may collide: never split across threads
 };
 
 LoweredKernel lower(const UOpRef &ast);

@@ -185,5 +185,22 @@ TEST(Work, ConvBatchNormGeluPoolComputesEachReductionOnce) {
   EXPECT_LE(bwd.work, bwd.work_needed * 3 / 2);
 }
 
+// Indexing is addressing: an index_select by a permutation is one kernel of
+// indexed loads, no ALU work per (output, candidate) pair as a one-hot select
+// would do (that was O(rows^2 * cols)).
+TEST(Work, IndexSelectIsOneIndexedLoadPerElement) {
+  Tensor::manual_seed(9);
+  Tensor x = Tensor::randn({300, 64}).realize();
+  Tensor perm = Tensor::randperm(300).realize();
+  reset_run_stats();
+  HostTensor got = x.index_select(0, perm).to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  EXPECT_LE(run_stats().work, 300 * 64);
+  const HostTensor hx = x.to_host(), hp = perm.to_host();
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 64; j += 9)
+      ASSERT_EQ(got.get(i * 64 + j), hx.get(static_cast<int64_t>(hp.get(i)) * 64 + j)) << i << ", " << j;
+}
+
 }  // namespace
 }  // namespace loom

@@ -122,7 +122,8 @@ class CRenderer {
         DType d = u->src[2]->dtype;
         std::string v = name_of(u->src[2]);
         std::string m = d == DType::Float16 ? "loom_f2h(" + v + ")" : d == DType::BFloat16 ? "loom_f2bf(" + v + ")" : v;
-        return "data" + std::to_string(u->src[0]->arg_as<int64_t>()) + "[" + name_of(u->src[1]) + "] = " + m + ";";
+        std::string st = "data" + std::to_string(u->src[0]->arg_as<int64_t>()) + "[" + name_of(u->src[1]) + "] = " + m + ";";
+        return u->src.size() > 3 ? "if (" + name_of(u->src[3]) + ") " + st : st;
       }
       case codegen::LineKind::Value: {
         std::string expr = value_expr(u);

@@ -87,11 +87,15 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // Distinct nodes reading each node (x * x reads x once).
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
-    if (u->op == Op::Contiguous) rp.insert(u.get());
+    if (u->op == Op::Contiguous || u->op == Op::Write) rp.insert(u.get());
     std::unordered_set<const UOp *> seen;
     for (auto &s : u->src)
       if (seen.insert(s.get()).second) consumers[s.get()]++;
   }
+  // A gathered operand is read at addresses known only when the kernel runs:
+  // it is read from a buffer, never recomputed per read.
+  for (auto &u : order)
+    if (u->op == Op::Gather && !is_leaf(uop::root_of(u->src[0]))) rp.insert(base_of(u->src[0]).get());
   // A reduction is computed once: a node whose kernel would contain an
   // unrealized reduction gets its own buffer when several nodes read it (each
   // would inline the reduction again), or when it is read through a view that
@@ -147,6 +151,64 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
   return n;
 }
 
+// One kernel's AST under construction: lazy graphs copied into kernel form,
+// realized sources (and buffers) becoming loads from DEFINE_GLOBAL slots.
+class KernelBuilder {
+ public:
+  using Buffers = std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>>;
+  KernelBuilder(const std::shared_ptr<uop::Buffer> &out, const std::set<const UOp *> &rp, const Buffers &buffer_of)
+      : rp_(rp), buffer_of_(buffer_of) {
+    global(out);  // slot 0: the output
+  }
+
+  UOpRef global(const std::shared_ptr<uop::Buffer> &b) {
+    auto [it, fresh] = slot_of_.emplace(b.get(), static_cast<int64_t>(item_.bufs.size()));
+    if (fresh) item_.bufs.push_back(b);
+    return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
+  }
+
+  // `root`: u is the node this kernel computes (not read from its own buffer).
+  UOpRef lower(const UOpRef &u, bool root) {
+    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    UOpRef r;
+    if (u->op == Op::Buffer) {
+      r = UOp::make(Op::View, u->dtype, {global(u->arg_as<uop::BufferArg>().buffer)},
+                    shape::ShapeTracker::from_shape(shape_of(u)));
+    } else if (!root && rp_.count(u.get())) {
+      auto &b = buffer_of_.at(u.get());
+      r = UOp::make(Op::View, u->dtype, {global(b)}, shape::ShapeTracker::from_shape({b->size}).reshape(shape_of(u)));
+    } else if (u->op == Op::View) {
+      UOpRef src = lower(u->src[0], false);
+      auto st = u->arg_as<shape::ShapeTracker>();
+      if (src->op == Op::View && src->src[0]->op == Op::DefineGlobal)  // fold into the load's view
+        r = UOp::make(Op::View, u->dtype, {src->src[0]}, st.compose_onto(src->arg_as<shape::ShapeTracker>()));
+      else
+        r = UOp::make(Op::View, u->dtype, {src}, st);
+    } else if (u->op == Op::Contiguous) {
+      r = lower(u->src[0], false);
+    } else {
+      std::vector<UOpRef> src;
+      for (auto &s : u->src) src.push_back(lower(s, false));
+      r = u->with_src(src);
+    }
+    memo_[u.get()] = r;
+    return r;
+  }
+
+  ScheduleItem item(const UOpRef &store, std::string name) {
+    item_.ast = UOp::make(Op::Sink, DType::Bool, {store});
+    item_.name = std::move(name);
+    return std::move(item_);
+  }
+
+ private:
+  const std::set<const UOp *> &rp_;
+  const Buffers &buffer_of_;
+  ScheduleItem item_;
+  std::unordered_map<const uop::Buffer *, int64_t> slot_of_;  // buffer -> DEFINE_GLOBAL slot
+  std::unordered_map<const UOp *, UOpRef> memo_;
+};
+
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
@@ -165,49 +227,20 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     const Shape &shape = shape_of(node);
     auto out = uop::Buffer::create(node->dtype, shape::prod(shape));
     buffer_of[node.get()] = out;
-    ScheduleItem item;
-    item.bufs.push_back(out);
-    std::unordered_map<const uop::Buffer *, int64_t> slot_of;  // buffer -> DEFINE_GLOBAL slot
-    auto global = [&](const std::shared_ptr<uop::Buffer> &b) {
-      auto [it, fresh] = slot_of.emplace(b.get(), static_cast<int64_t>(item.bufs.size()));
-      if (fresh) item.bufs.push_back(b);
-      return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
-    };
-    // Copy the node's graph into kernel form: realized sources become loads.
-    std::unordered_map<const UOp *, UOpRef> memo;
-    std::function<UOpRef(const UOpRef &, bool)> lower = [&](const UOpRef &u, bool root) -> UOpRef {
-      if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-      UOpRef r;
-      if (u->op == Op::Buffer) {
-        r = UOp::make(Op::View, u->dtype, {global(u->arg_as<uop::BufferArg>().buffer)},
-                      shape::ShapeTracker::from_shape(shape_of(u)));
-      } else if (!root && rp.count(u.get())) {
-        auto &b = buffer_of.at(u.get());
-        r = UOp::make(Op::View, u->dtype, {global(b)},
-                      shape::ShapeTracker::from_shape({b->size}).reshape(shape_of(u)));
-      } else if (u->op == Op::View) {
-        UOpRef src = lower(u->src[0], false);
-        auto st = u->arg_as<shape::ShapeTracker>();
-        if (src->op == Op::View && src->src[0]->op == Op::DefineGlobal)  // fold into the load's view
-          r = UOp::make(Op::View, u->dtype, {src->src[0]}, st.compose_onto(src->arg_as<shape::ShapeTracker>()));
-        else
-          r = UOp::make(Op::View, u->dtype, {src}, st);
-      } else if (u->op == Op::Contiguous) {
-        r = lower(u->src[0], false);
-      } else {
-        std::vector<UOpRef> src;
-        for (auto &s : u->src) src.push_back(lower(s, false));
-        r = u->with_src(src);
-      }
-      memo[u.get()] = r;
-      return r;
-    };
-    UOpRef value = lower(node, true);
-    UOpRef store = UOp::make(Op::Store, DType::Bool, {UOp::make(Op::DefineGlobal, node->dtype, {}, int64_t{0}), value},
-                             shape::ShapeTracker::from_shape(shape));
-    item.ast = UOp::make(Op::Sink, DType::Bool, {store});
-    item.name = kernel_name(value, shape);
-    if (out->size > 0) sched.items.push_back(std::move(item));
+    const bool write = node->op == Op::Write;
+    // A Write is a copy of its base into the buffer, then its stores.
+    KernelBuilder copy(out, rp, buffer_of);
+    UOpRef value = copy.lower(write ? node->src[0] : node, !write);
+    UOpRef store = UOp::make(Op::Store, DType::Bool, {copy.global(out), value}, shape::ShapeTracker::from_shape(shape));
+    if (out->size > 0) sched.items.push_back(copy.item(store, kernel_name(value, shape)));
+    if (write && shape::prod(shape_of(node->src[1])) > 0) {
+      KernelBuilder stores(out, rp, buffer_of);
+      std::vector<UOpRef> src{stores.global(out), stores.lower(node->src[1], false)};
+      if (node->src.size() > 2) src.push_back(stores.lower(node->src[2], false));
+      std::string name = "w";
+      for (auto d : shape_of(node->src[1])) name += "_" + std::to_string(d);
+      sched.items.push_back(stores.item(UOp::make(Op::Store, DType::Bool, src, node->arg), name));
+    }
     sched.realizes.push_back({node, uop::buffer_view(out, shape)});
   }
   for (size_t i = 0; i < outputs.size(); i++) {

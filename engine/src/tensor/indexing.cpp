@@ -1,8 +1,9 @@
-// Indexing ops as one-hot selects: the index is compared with arange(n) along
-// a new axis, `where` picks the matching elements and a sum over that axis
-// collapses them. O(index * n) work, but lazy and fused, and differentiable
-// through the ops it is built of. Index values are checked after realizing the
-// index (torch checks them when its kernel runs).
+// Indexing ops. gather, index_select, index, masked_select and embedding-style
+// lookups are indexed loads (a GATHER node: O(output) loads, the address read
+// from the index). scatter and scatter_add are still one-hot selects: the index
+// compared with arange(n) along a new axis, O(index * n) work. Index values
+// are checked after realizing the index (torch checks them when its kernel
+// runs); the kernel reads 0 for an index out of range, never outside memory.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -28,12 +29,6 @@ Tensor narrow_to(const Tensor &t, const Shape &s) {
   return t.shrink(b);
 }
 
-Tensor pad_to(const Tensor &t, const Shape &s) {
-  std::vector<std::pair<int64_t, int64_t>> p;
-  for (size_t d = 0; d < s.size(); d++) p.push_back({0, s[d] - t.shape()[d]});
-  return t.pad(p, 0);
-}
-
 // arange(n) shaped to sit on axis `axis` of a rank-`rank` tensor.
 Tensor arange_on(int64_t n, int64_t axis, int64_t rank) {
   Shape s(static_cast<size_t>(rank), 1);
@@ -56,12 +51,11 @@ void require_int64(const Tensor &index, const char *op) {
     throw Error(std::string(op) + "(): Expected dtype int64 for index, got " + dtype_name(index.dtype()));
 }
 
-// hit[..., j, k, ...] = index[..., j, ...] == k, with k on axis dim + 1.
-Tensor one_hot_on(const Tensor &index, int64_t dim, int64_t n) {
-  return index.unsqueeze(dim + 1).eq(arange_on(n, dim + 1, index.ndim() + 1));
+// result[p] = x[p with p[axis] = index[p]]: x and the int64 index have the same
+// rank and agree on every dim but axis. No gradient of its own (callers record one).
+Tensor gather_along(const Tensor &x, int64_t axis, const Tensor &index) {
+  return make_tensor(UOp::make(Op::Gather, x.dtype(), {x.uop(), index.cast(DType::Int64).uop()}, axis));
 }
-
-Tensor zero_of(DType dt) { return Tensor::zeros({}, dt); }
 
 struct Checked {
   Tensor x, index;  // both at least 1-d
@@ -100,62 +94,62 @@ Checked check_gather_like(const Tensor &self, int64_t dim, const Tensor &index, 
 
 Tensor Tensor::gather(int64_t dim, const Tensor &index) const {
   Checked c = check_gather_like(*this, dim, index, nullptr, "gather");
-  const int64_t d = c.dim, n = c.x.shape()[d];
+  const int64_t d = c.dim;
   Shape region = c.index.shape();  // the part of x the index can reach
-  region[d] = n;
-  Tensor xs = narrow_to(c.x, region).unsqueeze(d);  // (..., 1, n, ...)
-  Tensor picked = one_hot_on(c.index, d, n).where(xs, zero_of(dtype())).sum({d + 1});
-  return picked.cast(dtype()).reshape(index.shape());
+  region[d] = c.x.shape()[d];
+  // torch's gradient: the output's gradient added at the gathered places.
+  return autograd::apply(
+      "GatherBackward", {*this}, [&] { return gather_along(narrow_to(c.x, region), d, c.index).reshape(index.shape()); },
+      [d, ix = c.index, shape = shape()](const Tensor &g, const Tensor &) {
+        const Shape s1 = shape.empty() ? Shape{1} : shape;
+        return autograd::Grads{Tensor::zeros(s1, g.dtype()).scatter_add(d, ix, g.reshape(ix.shape())).reshape(shape)};
+      });
 }
 
 namespace {
 
-// scatter / scatter_add: the index's region of self, written from src.
+// scatter / scatter_add: self with src's elements (the index's region of src)
+// stored where the index says, in src's row-major order, so along dim the last
+// duplicate wins (scatter) or every duplicate adds (scatter_add): O(index) stores.
 Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &src, bool add, const char *op) {
   if (src.dtype() != self.dtype())
     throw Error(std::string(op) + "(): Expected self.dtype to be equal to src.dtype; got " + dtype_name(self.dtype()) +
                 " and " + dtype_name(src.dtype()));
   Checked c = check_gather_like(self, dim, index, &src, op);
   if (c.index.numel() == 0) return self.where(self, self);  // a copy: nothing is written
-  const int64_t d = c.dim, n = c.x.shape()[d], m = c.index.shape()[d];
-  Tensor s = narrow_to(src.ndim() == 0 ? src.reshape({1}) : src, c.index.shape()).unsqueeze(d + 1);  // (.., m, 1, ..)
-  Tensor hit = one_hot_on(c.index, d, n);                                                              // (.., m, n, ..)
-  Tensor written, value;
-  if (add) {
-    value = hit.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype());
-    value = pad_to(value, c.x.shape());
-    Tensor out = self.dtype() == DType::Bool ? c.x.logical_or(value) : c.x.add(value);
-    return out.reshape(self.shape());
-  }
-  // Duplicate targets: the last write along dim wins.
-  Tensor order = arange_on(m, d, c.index.ndim() + 1).add(1LL);  // (.., m, 1, ..)
-  Tensor score = hit.where(order, Tensor::zeros({}, DType::Int64));
-  Tensor winner = score.amax({d}, true);  // (.., 1, n, ..); 0 = not written
-  Tensor sel = hit.logical_and(order.eq(winner));
-  value = pad_to(sel.where(s, zero_of(self.dtype())).sum({d}).cast(self.dtype()), c.x.shape());
-  written = pad_to(winner.squeeze({d}).gt(Tensor::zeros({}, DType::Int64)), c.x.shape());
-  return written.where(value, c.x).reshape(self.shape());
+  Tensor s = narrow_to(src.ndim() == 0 ? src.reshape({1}) : src, c.index.shape());
+  const Op acc = !add ? Op::Sink : self.dtype() == DType::Bool ? Op::Or : Op::Add;
+  uop::WriteArg w{shape::ShapeTracker::from_shape(c.x.shape()), c.dim, acc};
+  return make_tensor(UOp::make(Op::Write, self.dtype(), {c.x.uop(), s.uop(), c.index.uop()}, w)).reshape(self.shape());
+}
+
+// src's gradient reads the output's gradient where each element went (every
+// duplicate gets it), zero past the index's region.
+autograd::BackwardFn scatter_backward(int64_t dim, const Tensor &index, const Shape &src_shape, bool add) {
+  return [dim, index, src_shape, add](const Tensor &g, const Tensor &) {
+    Tensor to_src = g.gather(dim, index);
+    std::vector<std::pair<int64_t, int64_t>> pad;
+    for (size_t k = 0; k < src_shape.size() && k < to_src.shape().size(); ++k)
+      pad.push_back({0, src_shape[k] - to_src.shape()[k]});
+    if (!pad.empty()) to_src = to_src.pad(pad);
+    // scatter: self's gradient is zero where it was overwritten.
+    Tensor to_self = add ? g : g.scatter(dim, index, Tensor::zeros(index.shape(), g.dtype()));
+    return autograd::Grads{to_self, to_src};
+  };
 }
 
 }  // namespace
 
-// torch's gradient: self's with the written places zeroed, and src reads the
-// gradient at its target, so every duplicate gets it though one write survives.
 Tensor Tensor::scatter(int64_t dim, const Tensor &index, const Tensor &src) const {
-  return autograd::apply(
-      "ScatterBackward", {*this, src}, [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
-      [dim, index, src_shape = src.shape()](const Tensor &g, const Tensor &) {
-        Tensor to_src = g.gather(dim, index);
-        std::vector<std::pair<int64_t, int64_t>> pad;  // src may extend past the index: no gradient there
-        for (size_t k = 0; k < src_shape.size() && k < to_src.shape().size(); ++k)
-          pad.push_back({0, src_shape[k] - to_src.shape()[k]});
-        return autograd::Grads{g.scatter(dim, index, Tensor::zeros(index.shape(), g.dtype())),
-                               pad.empty() ? to_src : to_src.pad(pad)};
-      });
+  return autograd::apply("ScatterBackward", {*this, src},
+                         [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
+                         scatter_backward(dim, index, src.shape(), false));
 }
 
 Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const {
-  return scatter_impl(*this, dim, index, src, true, "scatter_add");
+  return autograd::apply("ScatterAddBackward", {*this, src},
+                         [&] { return scatter_impl(*this, dim, index, src, true, "scatter_add"); },
+                         scatter_backward(dim, index, src.shape(), true));
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
@@ -170,17 +164,13 @@ Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
   if (ndim() == 0) return m == 0 ? Tensor::zeros({}, dtype()) : where(*this, *this);
   Shape out = x.shape();
   out[d] = m;
-  Tensor result;
-  {
-    Tensor ix = index.cast(DType::Int64).reshape({m}).reshape([&] {
-      Shape s(static_cast<size_t>(x.ndim()) + 1, 1);
-      s[static_cast<size_t>(d)] = m;
-      return s;
-    }());
-    Tensor hit = ix.eq(arange_on(n, d + 1, x.ndim() + 1));  // (1.., m, n, 1..)
-    result = hit.where(x.unsqueeze(d), zero_of(dtype())).sum({d + 1}).cast(dtype());
-  }
-  return result;
+  Shape along(static_cast<size_t>(x.ndim()), 1);
+  along[static_cast<size_t>(d)] = m;
+  const Tensor ix = index.cast(DType::Int64).reshape(along).expand(out);  // a broadcast view: nothing copied
+  return autograd::apply("IndexSelectBackward", {*this}, [&] { return gather_along(x, d, ix); },
+                         [d, ix, shape = x.shape()](const Tensor &g, const Tensor &) {
+                           return autograd::Grads{Tensor::zeros(shape, g.dtype()).scatter_add(d, ix, g)};
+                         });
 }
 
 namespace {

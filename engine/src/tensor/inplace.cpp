@@ -4,7 +4,6 @@
 // every live view of it. With autograd, the update is recorded as a node
 // (torch's CopyBackwards / CopySlices) that the tensor's gradient now flows
 // through.
-#include <cmath>
 
 #include "autograd/impl.h"
 #include "loom/tensor.h"
@@ -12,41 +11,42 @@
 
 namespace loom {
 
+using namespace tensor;
+
 namespace {
 
 using ImplPtr = std::shared_ptr<TensorImpl>;
 
-// Which base element each view element is: the view replayed over the base's
-// flat indices.
-Tensor base_index(const Shape &base_shape, const ViewReplay &replay) {
-  return replay(Tensor::arange(shape_numel(base_shape)).reshape(base_shape));
-}
-// (m, n) one-hot of the m view elements over the n base elements.
-Tensor one_hot_hits(const Tensor &index, int64_t n) {
-  return index.reshape({index.numel(), 1}).eq(Tensor::arange(n).reshape({1, n}));
+// Where each element of the view lands in the base's row-major storage: the
+// view replayed over a placeholder buffer (never allocated), its nested views
+// composed into one tracker.
+shape::ShapeTracker storage_view(const Shape &base_shape, DType dt, const ViewReplay &replay) {
+  Tensor placeholder(buffer_view(uop::Buffer::create(dt, shape_numel(base_shape)), base_shape));
+  UOpRef v = replay(placeholder).uop();
+  shape::ShapeTracker st = tracker_of(v);
+  for (UOpRef cur = base_of(v); cur->op == Op::View; cur = cur->src[0])
+    st = st.compose_onto(cur->arg_as<shape::ShapeTracker>());
+  return st;
 }
 
-// The base's value with a view's elements replaced by `value`; a one-hot max
-// places the new values (bit-exact: -0.0 and NaN survive). torch refuses to
-// write through a view that repeats an element.
+Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTracker &view, Op acc) {
+  return make_tensor(UOp::make(Op::Write, base.dtype(), {base.uop(), value.cast(base.dtype()).uop()},
+                               uop::WriteArg{view, -1, acc}));
+}
+
+// The base's value with a view's elements replaced by `value`: a copy of the
+// base and one store per written element. torch refuses to write through a
+// view that repeats an element.
 Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Tensor &value) {
-  const int64_t n = base.numel(), m = value.numel();
-  if (m == 0) return base;  // an empty view writes nothing
-  Tensor index = base_index(base.shape(), replay);
-  // The replayed view of the base's indices shows the view's strides in the base.
-  const auto st = tensor::tracker_of(index.uop());
+  if (value.numel() == 0) return base;  // an empty view writes nothing
+  const auto st = storage_view(base.shape(), base.dtype(), replay);
   if (st.single_plain())
-    for (size_t d = 0; d < index.shape().size(); d++)
-      if (index.shape()[d] > 1 && st.views[0].strides[d] == 0)
+    for (size_t d = 0; d < value.shape().size(); d++)
+      if (value.shape()[d] > 1 && st.views[0].strides[d] == 0)
         throw Error("unsupported operation: more than one element of the written-to tensor refers to a single "
                     "memory location. Please clone() the tensor before performing the operation; view " +
                     shape_str(value.shape()));
-  const DType dt = base.dtype();
-  Tensor hit = one_hot_hits(index, n);
-  Tensor covered = hit.cast(DType::Int64).sum({0}).gt(Tensor::zeros({}, DType::Int64));
-  const double lowest = is_float(dt) ? -INFINITY : dtype_lowest(dt);
-  Tensor placed = hit.where(value.reshape({m, 1}), Tensor::full({}, lowest, dt)).amax({0});
-  return covered.where(placed, base.reshape({n})).reshape(base.shape());
+  return write_into(base, value, st, Op::Sink);
 }
 
 // A view rebuilt from its base after the base changed in place. Where the
@@ -60,11 +60,12 @@ Tensor replay_view(const Tensor &base, const TensorImpl &view) {
     autograd::NoGradGuard no_grad;
     value = view.view_replay(base);
   }
+  // Each view element's gradient is added at its storage position (as_strided
+  // views may repeat a position: they all add up).
   return autograd::record("AsStridedBackward", {base}, value,
                           [replay = view.view_replay, shape = base.shape()](const Tensor &g, const Tensor &) {
-                            Tensor hit = one_hot_hits(base_index(shape, replay), shape_numel(shape));
-                            Tensor zero = Tensor::zeros({}, g.dtype());
-                            return autograd::Grads{hit.where(g.reshape({g.numel(), 1}), zero).sum({0}).reshape(shape)};
+                            const auto st = storage_view(shape, g.dtype(), replay);
+                            return autograd::Grads{write_into(Tensor::zeros(shape, g.dtype()), g, st, Op::Add)};
                           });
 }
 

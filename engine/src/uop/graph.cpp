@@ -27,6 +27,8 @@ Shape compute_shape(const UOpRef &u) {
       for (auto a : u->arg_as<uop::ReduceArg>().axes) s[a] = 1;
       return s;
     }
+    case Op::Gather: return shape_of(u->src[1]);
+    case Op::Write: return shape_of(u->src[0]);
     case Op::Sink: return {};
     default:
       LOOM_CHECK(!u->src.empty(), std::string("no shape for ") + uop::op_name(u->op));

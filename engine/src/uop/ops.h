@@ -13,12 +13,20 @@ enum class Op : uint8_t {
   Contiguous,  // src[0] = x; x must be realized into its own buffer
   ReduceAxis,  // src[0] = x; arg ReduceArg{Add|Mul|Max|Min, axes}; reduced dims keep size 1
   Cast,        // src[0] = x; dtype = target (bool: x != 0)
+  Gather,      // src = {x, index (int64, the result's shape)}; arg int64 axis: result[p] = x[p with
+               // p[axis] = index[p]]; x's other dims equal the result's; an index outside
+               // [0, x.shape[axis]) reads 0 (the Tensor ops check index values first)
+  Write,       // src = {base, value[, index (int64, value's shape)]}; arg WriteArg: base with elements
+               // overwritten (or combined with arg.acc) in value's row-major order; value[p] goes to
+               // the storage position arg.view addresses for p, with p[arg.axis] = index[p] when
+               // there is an index. Realized as a copy of base, then O(value) stores into it.
   Sink,        // src = everything to realize; dtype Bool (unused)
   // ---- kernel level
   DefineGlobal,  // no src; arg int64_t slot; dtype = element dtype of the buffer
   Range,         // src[0] = end (int64 Const); arg int64_t id; the loop variable, 0 <= r < end
   Load,          // src = {DefineGlobal, index[, valid]}: invalid reads give 0
-  Store,         // src = {DefineGlobal, index, value}
+  Store,         // src = {DefineGlobal, index, value[, gate]}; in an AST: {DefineGlobal, value[, index]} with
+                 // arg ShapeTracker (row-major output) or WriteArg (a Write's stores)
   Reduce,        // src = {value, Range...}; arg ReduceArg{op, {}}: folds value over the ranges
   // ---- ALU: unary
   Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not, Floor,

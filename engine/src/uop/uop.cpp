@@ -14,7 +14,7 @@
 namespace loom::uop {
 
 const char *op_name(Op op) {
-  static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST",  "SINK",
+  static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST", "GATHER", "WRITE", "SINK",
                                 "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE",
                                 "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT", "FLOOR",
                                 "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
@@ -57,6 +57,8 @@ size_t arg_hash(const Arg &arg) {
           size_t h = static_cast<size_t>(a.op) + 77;
           for (auto x : a.axes) h = mix(h, static_cast<size_t>(x));
           return h;
+        } else if constexpr (std::is_same_v<T, WriteArg>) {
+          return mix(mix(a.view.hash(), static_cast<size_t>(a.axis) + 5), static_cast<size_t>(a.acc) + 911);
         } else return std::hash<int64_t>()(a.buffer ? a.buffer->id : -1) ^ 0xabcdef;
       },
       arg);
@@ -142,6 +144,8 @@ std::string arg_str(const Arg &arg) {
         } else if constexpr (std::is_same_v<T, std::string>) os << a;
         else if constexpr (std::is_same_v<T, shape::ShapeTracker>) os << a.str();
         else if constexpr (std::is_same_v<T, ReduceArg>) os << op_name(a.op) << " axes=" << shape_str(a.axes);
+        else if constexpr (std::is_same_v<T, WriteArg>)
+          os << a.view.str() << " axis=" << a.axis << (a.acc == Op::Sink ? "" : std::string(" acc=") + op_name(a.acc));
         else os << "buf" << (a.buffer ? a.buffer->id : -1) << "[" << (a.buffer ? a.buffer->size : 0) << "]";
         return os.str();
       },

@@ -22,12 +22,23 @@ struct ReduceArg {
   bool operator==(const ReduceArg &) const = default;
 };
 
+// A Write's addressing: `view` maps value's coordinates to the base's storage
+// (with coordinate `axis` taken from the index when axis >= 0); `acc` combines
+// with what is there (Add, Or) or is Sink for a plain overwrite.
+struct WriteArg {
+  shape::ShapeTracker view;
+  int64_t axis = -1;
+  Op acc = Op::Sink;
+  bool operator==(const WriteArg &) const = default;
+};
+
 struct BufferArg {
   std::shared_ptr<Buffer> buffer;
   bool operator==(const BufferArg &o) const { return buffer == o.buffer; }
 };
 
-using Arg = std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, BufferArg>;
+using Arg =
+    std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, WriteArg, BufferArg>;
 
 class UOp {
  public:
