@@ -151,6 +151,85 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
   return n;
 }
 
+// A Write that replaces every element of its base, in row-major order.
+bool is_full_overwrite(const UOp *w) {
+  const auto &a = w->arg_as<uop::WriteArg>();
+  return w->src.size() == 2 && a.acc == Op::Sink && a.view.contiguous() &&
+         shape::prod(a.view.shape()) == shape::prod(shape_of(w->src[0])) && shape_of(w->src[1]) == a.view.shape();
+}
+
+// The realized buffer a node is, whole and row-major (nullptr otherwise).
+const UOp *whole_buffer(const UOp *u) {
+  if (u->op == Op::Buffer) return u;
+  if (u->op != Op::View || u->src[0]->op != Op::Buffer) return nullptr;
+  const auto &st = u->arg_as<shape::ShapeTracker>();
+  return st.contiguous() && shape::prod(st.shape()) == u->src[0]->arg_as<uop::BufferArg>().buffer->size
+             ? u->src[0].get() : nullptr;
+}
+
+// Writes whose base is a realized buffer that nothing else can still read:
+// their stores go into that buffer, with no copy. Decided by counting strong
+// references: every reference to the base must come from the write or, for a
+// whole overwrite, from its value reading the base elementwise (each element
+// read in the loop iteration that stores it). Substitution may have rebuilt
+// the write, so its raw copy (held by the tensor until realize returns) is
+// counted as the same write. Raw pointers only: the count sees no reference
+// of its own.
+std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &graphs) {
+  std::unordered_map<const UOp *, const UOpRef *> handle;  // a strong reference to each node, for use_count
+  std::vector<const UOp *> writes, stack;
+  std::unordered_set<const UOp *> seen;
+  for (auto &g : graphs)
+    if (seen.insert(g.get()).second) stack.push_back(g.get());
+  while (!stack.empty()) {
+    const UOp *u = stack.back();
+    stack.pop_back();
+    if (u->op == Op::Write) writes.push_back(u);
+    for (auto &s : u->src) {
+      handle.emplace(s.get(), &s);
+      if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+  }
+  std::unordered_map<const UOp *, std::vector<const UOp *>> writes_of;  // base -> the writes over it
+  for (const UOp *w : writes) writes_of[w->src[0].get()].push_back(w);
+  std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> out;
+  for (auto &[base, ws] : writes_of) {
+    const UOp *buf = whole_buffer(base);
+    if (!buf || (buf != base && handle.at(base)->get()->src[0].use_count() != 1)) continue;
+    bool same = true;
+    for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
+    if (!same) continue;  // two different updates of one value: each needs the old one
+    // References allowed to the base: one per write, and (whole overwrites)
+    // elementwise reads of the base or of a row-major view of it ("aliases",
+    // themselves referenced only by such reads).
+    std::unordered_map<const UOp *, long> allowed{{base, 0}};
+    std::unordered_set<const UOp *> visited;
+    for (const UOp *w : ws) {
+      allowed[base]++;
+      if (!is_full_overwrite(w)) continue;
+      std::vector<const UOp *> todo{w->src[1].get()};
+      while (!todo.empty()) {
+        const UOp *u = todo.back();
+        todo.pop_back();
+        if (!visited.insert(u).second) continue;
+        const bool alias = u->op == Op::View && u->src[0].get() == base && u->arg_as<shape::ShapeTracker>().contiguous();
+        if (alias) allowed[base]++;
+        if (alias || u == base || (!uop::is_alu(u->op) && u->op != Op::Cast)) continue;
+        for (auto &s : u->src) {
+          const UOp *x = s.get();
+          if (x == base || (x->op == Op::View && x->src[0].get() == base)) allowed[x]++;
+          todo.push_back(x);
+        }
+      }
+    }
+    bool ok = true;
+    for (auto &[node, n] : allowed) ok &= handle.at(node)->use_count() == n;
+    if (ok)
+      for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
+  }
+  return out;
+}
+
 // One kernel's AST under construction: lazy graphs copied into kernel form,
 // realized sources (and buffers) becoming loads from DEFINE_GLOBAL slots.
 class KernelBuilder {
@@ -215,6 +294,10 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   forget_dead();
   std::vector<UOpRef> outputs;
   for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o));
+  std::vector<UOpRef> graphs = raw_outputs;
+  graphs.insert(graphs.end(), outputs.begin(), outputs.end());
+  const auto donated = find_donations(graphs);
+  graphs.clear();
   UOpRef sink = UOp::make(Op::Sink, DType::Bool, outputs);
   auto order = uop::toposort(sink);
   auto rp = find_realize_points(order, outputs);
@@ -225,14 +308,21 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   for (auto &node : order) {
     if (!rp.count(node.get())) continue;
     const Shape &shape = shape_of(node);
-    auto out = uop::Buffer::create(node->dtype, shape::prod(shape));
+    const auto donation = donated.find(node.get());
+    auto out = donation != donated.end() ? donation->second : uop::Buffer::create(node->dtype, shape::prod(shape));
     buffer_of[node.get()] = out;
-    const bool write = node->op == Op::Write;
-    // A Write is a copy of its base into the buffer, then its stores.
-    KernelBuilder copy(out, rp, buffer_of);
-    UOpRef value = copy.lower(write ? node->src[0] : node, !write);
-    UOpRef store = UOp::make(Op::Store, DType::Bool, {copy.global(out), value}, shape::ShapeTracker::from_shape(shape));
-    if (out->size > 0) sched.items.push_back(copy.item(store, kernel_name(value, shape)));
+    // A Write is a copy of its base into the buffer (none when the base's own
+    // buffer is written), then its stores; a whole overwrite is just its value.
+    const bool write = node->op == Op::Write && !is_full_overwrite(node.get());
+    const bool copy_base = write && donation == donated.end();
+    if (!write || copy_base) {
+      KernelBuilder copy(out, rp, buffer_of);
+      const UOpRef &what = node->op != Op::Write ? node : write ? node->src[0] : node->src[1];
+      UOpRef value = copy.lower(what, what == node);
+      UOpRef store = UOp::make(Op::Store, DType::Bool, {copy.global(out), value},
+                               shape::ShapeTracker::from_shape(shape_of(what)));
+      if (out->size > 0) sched.items.push_back(copy.item(store, kernel_name(value, shape_of(what))));
+    }
     if (write && shape::prod(shape_of(node->src[1])) > 0) {
       KernelBuilder stores(out, rp, buffer_of);
       std::vector<UOpRef> src{stores.global(out), stores.lower(node->src[1], false)};

@@ -123,6 +123,11 @@ Tensor &Tensor::assign(const Tensor &value) {
   if (replay) {
     autograd::NoGradGuard no_grad;
     updated = scatter_into_base(old, replay, v);
+  } else if (root_of(old.uop())->op == Op::Buffer) {
+    // A whole overwrite of a realized tensor: a WRITE, so the scheduler can
+    // store into the existing buffer when nothing else still reads it.
+    autograd::NoGradGuard no_grad;
+    updated = write_into(old, v, shape::ShapeTracker::from_shape(shape()), Op::Sink);
   }
   const bool tracked_base = replay ? impl_->differentiable_view && target->requires_grad : target->requires_grad;
   if (grad_mode && (v.requires_grad() || tracked_base)) {

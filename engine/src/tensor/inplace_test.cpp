@@ -1,0 +1,72 @@
+// In-place updates cost what they write: into the existing buffer when
+// nothing else can still read the old value, a copy first otherwise.
+#include <gtest/gtest.h>
+
+#include "engine/realize.h"
+#include "loom/autograd.h"
+
+namespace loom {
+namespace {
+
+Tensor iota(const Shape &shape) {
+  return Tensor::arange(shape_numel(shape), DType::Float32).reshape(shape).contiguous().realize();
+}
+
+const void *storage(const Tensor &t) {
+  const UOpRef &u = t.uop();
+  const UOpRef &b = u->op == uop::Op::View ? u->src[0] : u;
+  return b->arg_as<uop::BufferArg>().buffer->data();
+}
+
+TEST(InPlace, WholeUpdateWritesTheExistingBuffer) {
+  Tensor w = iota({64, 32});
+  const void *before = storage(w);
+  reset_run_stats();
+  w.assign(w.mul(2.0).add(1.0));  // an optimizer-style update reading the old value elementwise
+  w.realize();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  EXPECT_EQ(run_stats().buffers_allocated, 0);
+  EXPECT_EQ(storage(w), before);
+  EXPECT_EQ(w.to_host().get(100), 201.0);
+}
+
+TEST(InPlace, RowWriteStoresOnlyTheRow) {
+  Tensor a = iota({256, 256});
+  const void *before = storage(a);
+  Tensor row = a.slice(0, 7, 8);
+  reset_run_stats();
+  row.assign(Tensor::full({1, 256}, -1.0));
+  a.realize();
+  EXPECT_EQ(run_stats().kernels_run, 1);  // the stores only: no copy of the 65536 elements
+  EXPECT_EQ(run_stats().buffers_allocated, 0);
+  EXPECT_EQ(storage(a), before);
+  const HostTensor h = a.to_host();
+  EXPECT_EQ(h.get(7 * 256 + 3), -1.0);
+  EXPECT_EQ(h.get(6 * 256 + 3), 6.0 * 256 + 3);
+}
+
+// A graph built before the update still reads the old value: the update
+// copies (copy-on-write) and leaves the old buffer alone.
+TEST(InPlace, LiveGraphKeepsTheOldValue) {
+  Tensor a = iota({16, 16});
+  const void *before = storage(a);
+  Tensor old_plus = a.add(0.5);  // lazy, reads a's buffer
+  reset_run_stats();
+  a.slice(0, 2, 3).assign(Tensor::zeros({1, 16}));
+  a.realize();
+  EXPECT_EQ(run_stats().buffers_allocated, 1);
+  EXPECT_NE(storage(a), before);
+  EXPECT_EQ(old_plus.to_host().get(2 * 16 + 1), 2.0 * 16 + 1 + 0.5);
+  EXPECT_EQ(a.to_host().get(2 * 16 + 1), 0.0);
+}
+
+// A flipped read of the old value is not elementwise: the update cannot run in place.
+TEST(InPlace, NonElementwiseReadOfTheOldValueCopies) {
+  Tensor a = iota({8});
+  a.assign(a.flip({0}));
+  const HostTensor h = a.to_host();
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(h.get(i), 7.0 - i);
+}
+
+}  // namespace
+}  // namespace loom
