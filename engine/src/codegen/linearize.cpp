@@ -23,7 +23,17 @@ class Linearizer {
   void run(const LoweredKernel &k) {
     const UOpRef &store = k.sink->src[0];
     mark_values(store->src[2]);
-    for (auto &r : k.out_ranges) open_range(r);
+    const UOpRef &scan = store->src[2];
+    const bool scanning = scan->op == Op::Scan;
+    for (size_t i = 0; i + scanning < k.out_ranges.size(); i++) open_range(k.out_ranges[i]);
+    if (scanning) {  // the accumulator lives outside the scanned (innermost) loop
+      p_.lines.push_back({LineKind::AccInit, scan});
+      open_range(k.out_ranges.back());
+      emit(scan->src[0]);
+      p_.lines.push_back({LineKind::AccUpdate, scan});
+      p_.work += depth_iters_;
+      done_.insert(scan.get());
+    }
     for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
     p_.lines.push_back({LineKind::Store, store});
     for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();

@@ -1,5 +1,6 @@
 #include "codegen/lowerer.h"
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/indexing.h"
@@ -82,6 +83,13 @@ class Lowerer {
         UOpRef v = eval(u->src[0], inner, uop::simplify(uop::alu(Op::And, gate, valid)));
         return v->op == Op::Load ? v : uop::where(valid, v, UOp::const_(u->dtype, 0));
       }
+      case Op::Scan: {  // the kernel's root: its axis is the innermost output loop
+        const int64_t axis = u->arg_as<uop::ReduceArg>().axes.at(0);
+        UOpRef v = eval(u->src[0], idx, gate);
+        const UOpRef &r = idx[static_cast<size_t>(axis)];
+        if (r->op != Op::Range) return v;  // a scan over one element
+        return UOp::make(Op::Scan, u->dtype, {v, r}, uop::ReduceArg{u->arg_as<uop::ReduceArg>().op, {}});
+      }
       case Op::Cast: {
         UOpRef x = eval(u->src[0], idx, gate);
         return UOp::make(Op::Cast, u->dtype, {x});
@@ -163,6 +171,14 @@ LoweredKernel lower(const UOpRef &ast) {
   for (auto d : shape) {
     idx.push_back(l.range(d));
     if (idx.back()->op == Op::Range) k.out_ranges.push_back(idx.back());
+  }
+  if (store->src[1]->op == Op::Scan) {  // the scanned axis runs innermost, in order, on one thread
+    const UOpRef r = idx[static_cast<size_t>(store->src[1]->arg_as<uop::ReduceArg>().axes.at(0))];
+    if (r->op == Op::Range) {
+      k.out_ranges.erase(std::find(k.out_ranges.begin(), k.out_ranges.end(), r));
+      k.out_ranges.push_back(r);
+      k.serial = k.out_ranges.size() == 1;
+    }
   }
   UOpRef value = l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool));
   UOpRef out = UOp::make(Op::Store, DType::Bool, {store->src[0], ravel(idx, shape), value});

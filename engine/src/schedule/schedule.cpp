@@ -87,7 +87,7 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // Distinct nodes reading each node (x * x reads x once).
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
-    if (u->op == Op::Contiguous || u->op == Op::Write) rp.insert(u.get());
+    if (u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan) rp.insert(u.get());
     std::unordered_set<const UOp *> seen;
     for (auto &s : u->src)
       if (seen.insert(s.get()).second) consumers[s.get()]++;
@@ -144,8 +144,12 @@ int64_t work_needed(const std::vector<UOpRef> &order) {
 
 std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
   bool reduce = false;
-  for (auto &u : uop::toposort(value)) reduce |= u->op == Op::ReduceAxis;
-  std::string n = reduce ? "r" : "E";
+  bool scan = false;
+  for (auto &u : uop::toposort(value)) {
+    reduce |= u->op == Op::ReduceAxis;
+    scan |= u->op == Op::Scan;
+  }
+  std::string n = scan ? "s" : reduce ? "r" : "E";
   for (auto d : out_shape) n += "_" + std::to_string(d);
   if (out_shape.empty()) n += "_0d";
   return n;

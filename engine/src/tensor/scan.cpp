@@ -1,10 +1,11 @@
-// Scans and order: cumsum/cumprod as a masked reduction over a lower-triangular
-// window, sort/argsort/topk by ranking (each element's rank is how many sort
-// before it, ties broken by position), max/min along a dim with indices.
+// Scans and order: cumsum/cumprod as scans (one pass per line),
+// sort/argsort/topk by ranking (each element's rank is how many sort before
+// it, ties broken by position), max/min along a dim with indices.
 // Values are re-read with gather, so their gradient goes to the chosen element
 // only (as torch's does).
 #include <algorithm>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -13,27 +14,44 @@ using namespace tensor;
 
 namespace {
 
-// (.., n, ..) -> (.., n_i, n_j, ..) with mask[i, j] = j <= i.
+// The running fold of x along d: one pass per line (a SCAN node).
+Tensor scan_along(const Tensor &x, int64_t d, Op op) {
+  return make_tensor(UOp::make(Op::Scan, x.dtype(), {x.uop()}, uop::ReduceArg{op, {d}}));
+}
+
+// Along d, the sum of t's elements at and after each position.
+Tensor reversed_cumsum(const Tensor &t, int64_t d) { return t.flip({d}).cumsum(d).flip({d}); }
+
+// torch's cumsum/cumprod: the running sum accumulates as torch's CPU kernel
+// does (float32 in double, halves in float, integers in int64), one pass per
+// line, rounded to the result dtype at each position.
 Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
   if (t.ndim() == 0) {
     wrap_dim(dim, 1, op);
     return t.cast(is_float(t.dtype()) ? t.dtype() : DType::Int64);
   }
   const int64_t d = wrap_dim(dim, t.ndim(), op);
-  const int64_t n = t.shape()[d];
   const DType out = is_float(t.dtype()) ? t.dtype() : DType::Int64;
-  const bool half = out == DType::Float16 || out == DType::BFloat16;
-  Tensor x = t.cast(half ? DType::Float32 : out);
-  if (n == 0) return x.cast(out);
-  Shape is(static_cast<size_t>(t.ndim()) + 1, 1), js = is;
-  is[static_cast<size_t>(d)] = n;
-  js[static_cast<size_t>(d) + 1] = n;
-  Tensor keep = Tensor::arange(n).reshape(js).le(Tensor::arange(n).reshape(is));
-  Tensor xj = x.unsqueeze(d);  // (.., 1, n_j, ..)
-  Tensor fill = mul ? Tensor::ones({}, x.dtype()) : Tensor::zeros({}, x.dtype());
-  Tensor windows = keep.where(xj, fill);
-  Tensor r = mul ? windows.prod({d + 1}) : windows.sum({d + 1});
-  return r.cast(out);
+  const DType acc = out == DType::Float16 || out == DType::BFloat16 ? DType::Float32
+                    : out == DType::Float32                         ? DType::Float64
+                                                                    : out;
+  if (t.numel() == 0) return t.cast(out);
+  auto forward = [&] { return scan_along(t.cast(acc), d, mul ? Op::Mul : Op::Add).cast(out); };
+  if (!mul)
+    return autograd::apply("CumsumBackward", {t}, forward,
+                           [d](const Tensor &g, const Tensor &) { return autograd::Grads{reversed_cumsum(g, d)}; });
+  // torch's cumprod gradient: before a line's first zero, the reversed
+  // cumulative sum of g * out divided by x; at the first zero, the same sum
+  // over the products that skip it; after it, zero.
+  return autograd::apply("CumprodBackward", {t}, forward, [t, d](const Tensor &g, const Tensor &out) {
+    const Tensor zero = Tensor::zeros({}, t.dtype()), one = Tensor::ones({}, t.dtype());
+    const Tensor zeros_so_far = t.eq(zero).cumsum(d);
+    const Tensor before = zeros_so_far.eq(Tensor::zeros({}, DType::Int64));
+    const Tensor first_zero = t.eq(zero).logical_and(zeros_so_far.eq(Tensor::ones({}, DType::Int64)));
+    const Tensor skip_it = first_zero.where(one, t).cumprod(d);
+    const Tensor head = reversed_cumsum(g.mul(out), d).div(before.where(t, one));
+    return autograd::Grads{before.where(head, first_zero.where(reversed_cumsum(g.mul(skip_it), d), zero))};
+  });
 }
 
 // a sorts strictly before b (ascending, NaN largest), elementwise.

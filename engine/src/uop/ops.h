@@ -16,6 +16,9 @@ enum class Op : uint8_t {
   Gather,      // src = {x, index (int64, the result's shape)}; arg int64 axis: result[p] = x[p with
                // p[axis] = index[p]]; x's other dims equal the result's; an index outside
                // [0, x.shape[axis]) reads 0 (the Tensor ops check index values first)
+  Scan,        // src[0] = x; arg ReduceArg{Add|Mul, {axis}}: result[p] = the fold of x over the positions q
+               // with q[axis] <= p[axis] (q = p elsewhere). In a kernel: src = {value, Range} with
+               // ReduceArg{op, {}}: the running fold over the Range, an output loop opened innermost.
   Write,       // src = {base, value[, index (int64, value's shape)]}; arg WriteArg: base with elements
                // overwritten (or combined with arg.acc) in value's row-major order; value[p] goes to
                // the storage position arg.view addresses for p, with p[arg.axis] = index[p] when
