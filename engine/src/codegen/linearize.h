@@ -28,6 +28,8 @@ struct Program {
   // value ALU nodes inside, each reduction's combine included; index
   // arithmetic excluded): the work counter RunStats adds up.
   int64_t work = 0;
+  // A library kernel (SORT): rendered from a template, not from lines.
+  UOpRef library;
 };
 
 Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);

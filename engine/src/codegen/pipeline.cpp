@@ -1,9 +1,15 @@
 #include "codegen/pipeline.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
+#include "uop/graph.h"
+
 namespace loom::codegen {
+
+using uop::Op;
+using uop::UOp;
 
 namespace {
 
@@ -19,10 +25,25 @@ void log_pass(const std::string &kernel, const char *pass, const std::string &te
   if (dump_passes()) std::cerr << "--- " << kernel << " after " << pass << "\n" << text;
 }
 
+// A sort is a library kernel: one call per line, split across threads.
+Program library_kernel(const UOpRef &value, const std::string &name, std::vector<DType> buf_dtypes) {
+  Program p;
+  p.name = name;
+  p.buf_dtypes = std::move(buf_dtypes);
+  p.library = value;
+  const Shape &shape = uop::shape_of(value);
+  const int64_t axis = value->arg_as<uop::ReduceArg>().axes.at(0);
+  const int64_t lines = shape::prod(shape) / std::max<int64_t>(1, shape[static_cast<size_t>(axis)]);
+  p.global_range = UOp::make(Op::Range, DType::Int64, {UOp::const_int(lines)}, int64_t{0});
+  p.iterations = shape::prod(shape);
+  return p;
+}
+
 }  // namespace
 
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes) {
   log_pass(name, "schedule (AST)", ast->str());
+  if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
   LoweredKernel lowered = lower(ast);
   log_pass(name, "lower", lowered.sink->str());
   Program p = linearize(lowered, name, std::move(buf_dtypes));

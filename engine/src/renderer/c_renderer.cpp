@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "renderer/c_library.h"
 
 namespace loom::renderer {
 
@@ -245,7 +246,7 @@ class CRenderer {
 
 }  // namespace
 
-std::string render_c(const codegen::Program &p) { return CRenderer(p).render(); }
+std::string render_c(const codegen::Program &p) { return p.library ? render_c_library(p) : CRenderer(p).render(); }
 
 const std::string &c_prelude() {
   static const std::string s = R"(#include <math.h>

@@ -87,7 +87,8 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // Distinct nodes reading each node (x * x reads x once).
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
-    if (u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan) rp.insert(u.get());
+    if (u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort) rp.insert(u.get());
+    if (u->op == Op::Sort && !is_leaf(uop::root_of(u->src[0]))) rp.insert(base_of(u->src[0]).get());
     std::unordered_set<const UOp *> seen;
     for (auto &s : u->src)
       if (seen.insert(s.get()).second) consumers[s.get()]++;
@@ -149,7 +150,7 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
     reduce |= u->op == Op::ReduceAxis;
     scan |= u->op == Op::Scan;
   }
-  std::string n = scan ? "s" : reduce ? "r" : "E";
+  std::string n = value->op == Op::Sort ? "sort" : scan ? "s" : reduce ? "r" : "E";
   for (auto d : out_shape) n += "_" + std::to_string(d);
   if (out_shape.empty()) n += "_0d";
   return n;

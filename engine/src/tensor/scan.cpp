@@ -1,6 +1,6 @@
 // Scans and order: cumsum/cumprod as scans (one pass per line),
-// sort/argsort/topk by ranking (each element's rank is how many sort before
-// it, ties broken by position), max/min along a dim with indices.
+// sort/argsort/topk as a stable merge sort per line (a library kernel),
+// max/min along a dim with indices.
 // Values are re-read with gather, so their gradient goes to the chosen element
 // only (as torch's does).
 #include <algorithm>
@@ -54,39 +54,11 @@ Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
   });
 }
 
-// a sorts strictly before b (ascending, NaN largest), elementwise.
-Tensor before(const Tensor &a, const Tensor &b, bool descending) {
-  Tensor lt = descending ? a.gt(b) : a.lt(b);
-  if (!is_float(a.dtype())) return lt;
-  Tensor a_nan = a.ne(a), b_nan = b.ne(b);
-  // NaN is the largest: first when descending, last when ascending.
-  Tensor nan_order = descending ? a_nan.logical_and(b_nan.logical_not()) : b_nan.logical_and(a_nan.logical_not());
-  return lt.logical_or(nan_order);
-}
-
-Tensor same(const Tensor &a, const Tensor &b) {
-  Tensor e = a.eq(b);
-  if (!is_float(a.dtype())) return e;
-  return e.logical_or(a.ne(a).logical_and(b.ne(b)));
-}
-
-// Indices (int64, shape of t) that sort t along d stably.
+// Indices (int64, shape of t) that sort t along d stably: a merge sort per
+// line, O(n log n).
 Tensor sort_indices(const Tensor &t, int64_t d, bool descending) {
-  const int64_t n = t.shape()[d];
-  Tensor x = t.dtype() == DType::Bool ? t.cast(DType::UInt8) : t;
-  Tensor xi = x.unsqueeze(d + 1);  // (.., n_i, 1, ..)
-  Tensor xj = x.unsqueeze(d);      // (.., 1, n_j, ..)
-  Shape is(static_cast<size_t>(t.ndim()) + 1, 1), js = is;
-  is[static_cast<size_t>(d)] = n;
-  js[static_cast<size_t>(d) + 1] = n;
-  Tensor ii = Tensor::arange(n).reshape(is), jj = Tensor::arange(n).reshape(js);
-  // rank[i] = #{j : x_j sorts before x_i, or ties with it and j < i}
-  Tensor first = before(xj, xi, descending).logical_or(same(xj, xi).logical_and(jj.lt(ii)));
-  Tensor rank = first.sum({d + 1});  // (.., n_i, ..) int64
-  // indices[p] = the i whose rank is p: one-hot over (p, i).
-  Tensor ranks = rank.unsqueeze(d);                     // (.., 1, n_i, ..)
-  Tensor hit = ranks.eq(Tensor::arange(n).reshape(is));  // (.., p, i, ..)
-  return hit.where(jj, Tensor::zeros({}, DType::Int64)).sum({d + 1});
+  Tensor x = (t.dtype() == DType::Bool ? t.cast(DType::UInt8) : t).contiguous();
+  return make_tensor(UOp::make(Op::Sort, DType::Int64, {x.uop()}, uop::ReduceArg{descending ? Op::Max : Op::Min, {d}}));
 }
 
 std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, const char *op) {

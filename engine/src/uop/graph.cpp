@@ -28,7 +28,7 @@ Shape compute_shape(const UOpRef &u) {
       return s;
     }
     case Op::Gather: return shape_of(u->src[1]);
-    case Op::Write: case Op::Scan: return shape_of(u->src[0]);
+    case Op::Write: case Op::Scan: case Op::Sort: return shape_of(u->src[0]);
     case Op::Sink: return {};
     default:
       LOOM_CHECK(!u->src.empty(), std::string("no shape for ") + uop::op_name(u->op));

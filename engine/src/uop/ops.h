@@ -19,6 +19,8 @@ enum class Op : uint8_t {
   Scan,        // src[0] = x; arg ReduceArg{Add|Mul, {axis}}: result[p] = the fold of x over the positions q
                // with q[axis] <= p[axis] (q = p elsewhere). In a kernel: src = {value, Range} with
                // ReduceArg{op, {}}: the running fold over the Range, an output loop opened innermost.
+  Sort,        // src[0] = x (row-major); arg ReduceArg{Min (ascending) | Max (descending), {axis}}; int64:
+               // per line along axis, the positions that sort it stably (NaN largest). A library kernel.
   Write,       // src = {base, value[, index (int64, value's shape)]}; arg WriteArg: base with elements
                // overwritten (or combined with arg.acc) in value's row-major order; value[p] goes to
                // the storage position arg.view addresses for p, with p[arg.axis] = index[p] when
