@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "autograd/impl.h"
+#include "engine/realize.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -36,9 +37,24 @@ Tensor arange_on(int64_t n, int64_t axis, int64_t rank) {
   return Tensor::arange(n).reshape(s);
 }
 
-// Realizes `index` and checks every value is in [lo, hi).
+template <typename T>
+void check_range(const T *v, int64_t n, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] < lo || v[i] >= hi) throw IndexError(msg(static_cast<int64_t>(v[i])));
+}
+
+// Realizes `index` and checks every value is in [lo, hi), reading the realized
+// buffer in place (the kernel that uses the index reads the same buffer).
 void check_values(const Tensor &index, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
   if (index.numel() == 0) return;
+  if (index.dtype() == DType::Int64 || index.dtype() == DType::Int32) {
+    Tensor c = index.contiguous().realize();  // row-major: a whole buffer
+    auto &buf = *base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
+    const void *data = engine::buffer_data(buf);
+    if (index.dtype() == DType::Int64) check_range(static_cast<const int64_t *>(data), c.numel(), lo, hi, msg);
+    else check_range(static_cast<const int32_t *>(data), c.numel(), lo, hi, msg);
+    return;
+  }
   const HostTensor h = index.to_host();
   for (int64_t i = 0; i < h.numel(); i++) {
     const int64_t v = static_cast<int64_t>(h.get(i));
