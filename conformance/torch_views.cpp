@@ -26,7 +26,8 @@ int64_t ndim(const ViewInfo &v) { return static_cast<int64_t>(v.shape.size()); }
 // c10::maybe_wrap_dim: a 0-d tensor wraps dims as if it had one.
 int64_t wrap_dim(const std::string &op, int64_t dim, int64_t nd) {
   const int64_t n = std::max<int64_t>(nd, 1);
-  if (dim < -n || dim >= n) reject(op, "dim " + std::to_string(dim) + " out of range for " + std::to_string(nd) + " dims");
+  if (dim < -n || dim >= n)
+    reject(op, "dim " + std::to_string(dim) + " out of range for " + std::to_string(nd) + " dims");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -353,7 +354,8 @@ ViewInfo slice(const ViewInfo &v, const Attrs &a) {
   };
   int64_t start = norm(a.opt_int("start"), step > 0 ? 0 : n - 1);
   const int64_t stop = norm(a.opt_int("stop"), step > 0 ? n : -1);
-  const int64_t count = std::max<int64_t>(step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step, 0);
+  const int64_t count =
+      std::max<int64_t>(step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step, 0);
   ViewInfo out = v;
   if (count == 0) {
     out.shape[dim] = 0;
@@ -412,7 +414,8 @@ ViewInfo apply(const ViewInfo &v, const ViewStep &s) {
   if (s.op == "shrink") return shrink(v, a);
   if (s.op == "flip") return flip(v, a);
   if (s.op == "slice") return slice(v, a);
-  if (s.op == "as_strided") return strided(v, a.get_ints("size"), a.get_ints("stride"), a.opt_int("offset").value_or(v.offset));
+  if (s.op == "as_strided")
+    return strided(v, a.get_ints("size"), a.get_ints("stride"), a.opt_int("offset").value_or(v.offset));
   if (s.op == "transpose") return transpose(v, a);
   if (s.op == "contiguous") return is_contiguous(v.shape, v.strides) ? v : empty_contiguous(v.shape);
   throw std::invalid_argument("torch_view_info: not a movement op: '" + s.op + "'");

@@ -68,9 +68,8 @@ struct ChainStart {
 ChainStart draw_start() {
   const DType dt = kAllDTypes[*uniform_in<size_t>(0, std::size(kAllDTypes)).as("dtype index")];
   const int rank = *uniform_in<int>(0, 5).as("rank");
-  const auto dims = *rc::gen::container<std::vector<int64_t>>(
-                         static_cast<size_t>(rank), rc::gen::weightedElement<int64_t>({{4, 1}, {8, 2}, {6, 3}, {1, 0}, {3, 4}}))
-                         .as("dims");
+  const auto size = rc::gen::weightedElement<int64_t>({{4, 1}, {8, 2}, {6, 3}, {1, 0}, {3, 4}});
+  const auto dims = *rc::gen::container<std::vector<int64_t>>(static_cast<size_t>(rank), size).as("dims");
   const Layout layout = kAllLayouts[*uniform_in<size_t>(0, std::size(kAllLayouts)).as("layout index")];
   const int length = *uniform_in<int>(1, 9).as("chain length");
   ChainStart s{dt, length, Rng(*uniform_in<uint64_t>(0, 1u << 30).as("seed")), {}};
@@ -116,7 +115,8 @@ TEST(ViewChainGeometry, MatchesTorchOnChosenChains) {
       {{2, 4, 5, 3}, {step("permute", "order", {0, 3, 1, 2}), step("pad", "pad", {0, 0, 1, 0, 0, 1, 2, 0})}},
       {{2, 4, 5, 1}, {step("permute", "order", {0, 3, 1, 2}), step("pad", "pad", {0, 1, 1, 0, 0, 1, 2, 0})}},
       {{1, 1, 1, 3}, {step("permute", "order", {0, 3, 1, 2}), step("pad", "pad", {1, 0, 0, 0, 0, 1, 0, 0})}},
-      {{2, 4, 5, 6, 3}, {step("permute", "order", {0, 4, 1, 2, 3}), step("pad", "pad", {0, 0, 0, 1, 0, 0, 1, 1, 0, 0})}},
+      {{2, 4, 5, 6, 3},
+       {step("permute", "order", {0, 4, 1, 2, 3}), step("pad", "pad", {0, 0, 0, 1, 0, 0, 1, 1, 0, 0})}},
       {{2, 4, 5, 6, 3}, {step("permute", "order", {0, 4, 1, 2, 3}), step("flip", "dims", {1}), contiguous}},
       {{3, 1, 4}, {step("expand", "shape", {2, 3, 5, 4}), step("flip", "dims", {0}), step("reshape", "shape", {-1})}},
       {{3, 1, 4}, {step("expand", "shape", {3, 2, 4}), step("transpose", "dim0", {}), contiguous}},
