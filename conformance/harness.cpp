@@ -6,6 +6,8 @@
 #include <optional>
 #include <sstream>
 
+#include "torch_views.h"
+
 namespace loom::conformance {
 
 const char *outcome_name(Outcome o) {
@@ -112,7 +114,7 @@ PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domai
     const Layout l = spec.layouts.empty() ? Layout::Contiguous : spec.layouts[i % spec.layouts.size()];
     c.ins.push_back(plan_layout(l, shapes[i], c.in_dtypes[i], rng));
     ctx.inputs.push_back(c.ins.back().view);
-    ctx.torch_views.push_back(reference::view_chain_info(c.ins.back().base, c.ins.back().steps));
+    ctx.torch_views.push_back(torch_view_info(c.ins.back().base, c.ins.back().steps));
   }
   c.attrs = op.attrs ? op.attrs(ctx, rng) : Attrs();
   for (size_t i = 0; i < c.ins.size(); ++i) {

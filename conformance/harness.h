@@ -8,6 +8,7 @@
 
 #include "layouts.h"
 #include "op_table.h"
+#include "reference.h"
 
 namespace loom::conformance {
 

@@ -15,6 +15,7 @@
 #include "loom/autograd.h"
 #include "movement_gen.h"
 #include "rc_support.h"
+#include "reference.h"
 
 namespace loom::conformance {
 namespace {

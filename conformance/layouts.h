@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "attrs.h"
 #include "gen.h"
 #include "loom/tensor.h"
-#include "reference.h"
 
 namespace loom::conformance {
 

@@ -3,6 +3,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "torch_views.h"
+
 namespace loom::conformance {
 namespace {
 
@@ -162,13 +164,13 @@ reference::Attrs movement_attrs(const std::string &op, const ViewGeometry &g, Rn
 void random_chain(const HostTensor &base, std::vector<reference::ViewStep> &steps, DType dt, int length,
                   bool as_strided_after_copies, int64_t max_numel, Rng &rng) {
   for (int i = 0; i < length; ++i) {
-    const reference::ViewInfo info = reference::view_chain_info(base, steps);
+    const reference::ViewInfo info = torch_view_info(base, steps);
     const ViewGeometry g{info.shape, dt, info.offset, info.storage_numel};
     std::string op = rng.pick(movement_ops());
     if (op == "as_strided" && !info.base_storage && !as_strided_after_copies) op = "permute";
     steps.push_back({op, movement_attrs(op, g, rng, max_numel / 2)});
     try {  // drop steps torch rejects (e.g. slicing a 0-d tensor) or that grow too much
-      if (shape_numel(reference::view_chain_info(base, steps).shape) > max_numel) steps.pop_back();
+      if (shape_numel(torch_view_info(base, steps).shape) > max_numel) steps.pop_back();
     } catch (const std::runtime_error &) {
       steps.pop_back();
     }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "attrs.h"
 #include "gen.h"
-#include "reference.h"
 
 namespace loom::conformance {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "attrs.h"
 #include "compare.h"
 #include "gen.h"
 #include "loom/tensor.h"
-#include "reference.h"
 
 namespace loom::conformance {
 
@@ -39,7 +39,8 @@ struct CaseContext {
   Shape shape;                        // the case shape
   std::vector<HostTensor> inputs;     // geometry (and storage size) of each input; values not yet drawn
   // torch's view of each input after replaying its layout's steps: the storage
-  // that as_strided addresses (the base buffer, or torch's copy after a flip).
+  // that as_strided addresses (the base buffer, or torch's copy after a flip),
+  // as torch_view_info (torch_views.h) computes it without torch.
   std::vector<reference::ViewInfo> torch_views;
 };
 

@@ -9,6 +9,7 @@
 
 #include "layouts.h"
 #include "op_table.h"
+#include "reference.h"
 
 #ifndef LOOM_SOURCE_DIR
 #error "LOOM_SOURCE_DIR must point at the repository root"

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "reference.h"
+#include "attrs.h"
 
 namespace loom::reference {
 namespace {

@@ -1,8 +1,8 @@
 #include "corpus.h"
 
-#include "harness.h"
 #include "layouts.h"
 #include "op_table.h"
+#include "torch_views.h"
 
 namespace loom::replay {
 
@@ -34,12 +34,12 @@ Program op_program(const OpEntry &op, Layout layout) {
             Shape shape{3, 4};
             auto in_dtypes = op.inputs_for(dt);
             std::vector<conformance::LayoutInput> ins;
-            conformance::CaseContext ctx{dt, shape, {}};
+            conformance::CaseContext ctx{dt, shape, {}, {}};
             int arity = op.shapes == conformance::ShapeKind::None ? 0 : op.arity;
             for (int i = 0; i < arity; i++) {
               ins.push_back(conformance::plan_layout(layout, shape, in_dtypes[i], rng));
               ctx.inputs.push_back(ins.back().view);
-              ctx.torch_views.push_back(reference::view_chain_info(ins.back().base, ins.back().steps));
+              ctx.torch_views.push_back(conformance::torch_view_info(ins.back().base, ins.back().steps));
             }
             reference::Attrs attrs = op.attrs ? op.attrs(ctx, rng) : reference::Attrs();
             std::vector<Tensor> ts;
