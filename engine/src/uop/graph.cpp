@@ -8,9 +8,13 @@
 namespace loom::uop {
 
 namespace {
+// Shapes by node. Entries of dead nodes are swept whenever the map has grown
+// past twice its live size at the last sweep: amortized O(1), and dead
+// entries never outnumber live ones by much (memory stays flat in a loop).
 struct ShapeCache {
   std::mutex mu;
   std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, Shape>> map;
+  size_t sweep_at = 4096;
 };
 ShapeCache &shape_cache() {
   static auto *c = new ShapeCache();
@@ -53,8 +57,9 @@ const Shape &shape_of(const UOpRef &u) {
   }
   Shape s = compute_shape(cur);
   std::lock_guard<std::mutex> l(c.mu);
-  if (c.map.size() > 500000) {
+  if (c.map.size() > c.sweep_at) {
     for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
+    c.sweep_at = 2 * c.map.size() + 4096;
   }
   c.map[cur.get()] = {cur, s};
   for (auto &n : chain) c.map[n.get()] = {n, s};
