@@ -6,8 +6,6 @@
 // dim 1 of 4096^2 with a random index, one-row write into 4096^2, cumsum of
 // 4096^2 along dim 1, sort of 2^20 values. Times are medians after a warm-up
 // run (which compiles).
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -15,22 +13,6 @@
 
 #include "loom/tensor.h"
 #include "reference_bench.h"
-
-namespace {
-
-double median_ms(int runs, const std::function<void()> &f) {
-  std::vector<double> t;
-  f();
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char **argv) {
   using namespace loom;
@@ -43,6 +25,7 @@ int main(int argc, char **argv) {
   Tensor::manual_seed(0);
   Tensor rows = Tensor::randn({50000, 3072}).realize();
   Tensor perm = Tensor::randperm(50000).realize();
+  using reference::median_ms;
   loom_ms.push_back({"copy", median_ms(runs, [&] { rows.add(0.0).realize(); })});
   loom_ms.push_back({"index_select", median_ms(runs, [&] { rows.index_select(0, perm).realize(); })});
   rows = Tensor();

@@ -16,6 +16,7 @@ ci/build.sh
 
 status=0
 ci/check_file_size.sh || status=$?
+ci/check_layering.sh || status=$?
 # Properties run a fixed seed here so a landing never depends on luck; set
 # RC_PARAMS yourself (e.g. RC_PARAMS=seed=123) to explore other cases.
 export RC_PARAMS=${RC_PARAMS:-seed=20261122}

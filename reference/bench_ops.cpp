@@ -1,30 +1,10 @@
 // The libtorch twin of bench/ops_main.cpp (see reference/reference_bench.h).
 #include <ATen/Parallel.h>
 
-#include <algorithm>
-#include <chrono>
-#include <functional>
-
 #include "reference_bench.h"
 #include "torch_ops.h"
 
 namespace loom::reference {
-
-namespace {
-
-double median_ms(int runs, const std::function<void()> &f) {
-  std::vector<double> t;
-  f();  // warm-up
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 std::vector<OpTiming> time_torch_ops(int runs, int threads) {
   return torch_call("time_torch_ops", [&] {

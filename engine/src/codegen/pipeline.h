@@ -3,6 +3,7 @@
 //   lower      views -> index expressions over loop variables (RANGE, LOAD,
 //              ALU, REDUCE, STORE); index arithmetic simplified as it is built
 //   linearize  execution order with explicit loops and accumulators
+// A SORT kernel is a library kernel: no passes, the renderer's template.
 #pragma once
 #include <string>
 #include <vector>

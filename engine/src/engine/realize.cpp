@@ -153,42 +153,54 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   return out;
 }
 
-std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
-  double t0 = now_ms();
-  schedule::Schedule sched = schedule::create_schedule(outputs);
-  stats().work_needed += sched.work_needed;
-  if (sched.items.empty()) {
-    schedule::commit(sched);
-    return sched.results;
-  }
-  std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
-  int64_t work = 0;
+std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
+  std::vector<ExecItem> out;
+  const std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
   for (size_t i = 0; i < sched.items.size(); i++) {
-    auto &item = sched.items[i];
     const codegen::Program &prog = kernels[i]->program;
+    ExecItem e;
+    e.name = sched.items[i].name;
+    e.program = kernels[i]->compiled;
+    e.bufs = sched.items[i].bufs;
+    e.global_size = prog.global_range ? static_cast<int64_t>(prog.global_range->src[0]->const_value()) : 1;
+    e.parallel = prog.iterations * std::max<int64_t>(1, prog.alu_ops) >= (1 << 16);
+    e.work = prog.work;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+int64_t run(const std::vector<ExecItem> &items) {
+  int64_t work = 0;
+  for (const ExecItem &e : items) {
     std::vector<void *> ptrs;
     int64_t bytes = 0;
-    for (auto &b : item.bufs) {
+    for (auto &b : e.bufs) {
       ptrs.push_back(buffer_data(*b));
       bytes += b->size * static_cast<int64_t>(itemsize(b->dtype));
     }
-    int64_t global = prog.global_range ? static_cast<int64_t>(prog.global_range->src[0]->const_value()) : 1;
-    bool parallel = prog.iterations * std::max<int64_t>(1, prog.alu_ops) >= (1 << 16);
-    double k0 = now_ms();
-    kernels[i]->compiled->launch(ptrs.data(), global, parallel);
-    double ms = now_ms() - k0;
+    const double k0 = now_ms();
+    e.program->launch(ptrs.data(), e.global_size, e.parallel);
+    const double ms = now_ms() - k0;
     stats().kernels_run++;
-    work += prog.work;
-    if (debug_level() >= 2) {
+    work += e.work;
+    if (debug_level() >= 2)
       std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld\n",
-                   item.name.c_str(), static_cast<long long>(global), ms,
-                   static_cast<double>(prog.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),
-                   static_cast<long long>(prog.work));
-    }
+                   e.name.c_str(), static_cast<long long>(e.global_size), ms,
+                   static_cast<double>(e.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),
+                   static_cast<long long>(e.work));
   }
   stats().work += work;
+  return work;
+}
+
+std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
+  const double t0 = now_ms();
+  schedule::Schedule sched = schedule::create_schedule(outputs);
+  stats().work_needed += sched.work_needed;
+  const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
   schedule::commit(sched);
-  if (debug_level() >= 1)
+  if (debug_level() >= 1 && !sched.items.empty())
     std::fprintf(stderr, "realize: %zu kernel%s, work %lld (graph needs %lld), %.3f ms\n", sched.items.size(),
                  sched.items.size() == 1 ? "" : "s", static_cast<long long>(work),
                  static_cast<long long>(sched.work_needed), now_ms() - t0);

@@ -7,9 +7,27 @@
 #include <vector>
 
 #include "loom/tensor.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
 #include "uop/uop.h"
 
 namespace loom::engine {
+
+// One kernel launch: a compiled program, the buffers of its DEFINE_GLOBAL
+// slots and its launch size. What a JIT captures and replays.
+struct ExecItem {
+  std::string name;
+  std::shared_ptr<const runtime::Program> program;
+  std::vector<std::shared_ptr<uop::Buffer>> bufs;
+  int64_t global_size = 1;  // trip count of the outermost loop
+  bool parallel = false;    // split the outermost loop across cores
+  int64_t work = 0;         // value ALU operations one launch executes
+};
+
+// The schedule's kernels, compiled (or found in the kernel cache), as ExecItems.
+std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched);
+// Runs them in order (allocating buffers on first use); returns the work done.
+int64_t run(const std::vector<ExecItem> &items);
 
 // Realizes the lazy outputs together (one schedule); returns each as a view
 // of a realized buffer.

@@ -1,6 +1,9 @@
-// The scheduler: cuts a lazy graph into kernels. Elementwise chains, a
-// reduction's elementwise prologue and its elementwise epilogue fuse into one
-// kernel; movement ops become index math in the kernel that reads them.
+// The scheduler, a pure function of the graph: cuts it into kernels.
+// Elementwise chains, a reduction's elementwise prologue and its elementwise
+// epilogue fuse into one kernel; movement ops become index math in the kernel
+// that reads them; no reduction is computed twice (see find_realize_points).
+// A WRITE is a copy of its base (none when the base's buffer is written in
+// place) and then a kernel of stores; SCAN and SORT get kernels of their own.
 #pragma once
 #include <memory>
 #include <string>
@@ -14,10 +17,12 @@ using uop::UOpRef;
 
 struct ScheduleItem {
   // SINK(STORE(DEFINE_GLOBAL 0, value)): value is a graph over VIEW(DEFINE_GLOBAL k),
-  // VIEW(CONST), ALU, CAST, VIEW and REDUCE_AXIS nodes; the store is row-major.
+  // VIEW(CONST), ALU, CAST, VIEW, REDUCE_AXIS, GATHER (and a root SCAN or SORT);
+  // the store is row-major (arg ShapeTracker), or a WRITE's stores (arg
+  // WriteArg, src {DEFINE_GLOBAL 0, value[, index]}) into a buffer written before.
   UOpRef ast;
   std::vector<std::shared_ptr<uop::Buffer>> bufs;  // slot k -> buffer; bufs[0] is the output
-  std::string name;                               // from structure: "E_..." elementwise, "r_..." reduce
+  std::string name;  // from structure: "E_" elementwise, "r_" reduce, "s_" scan, "sort_", "w_" stores
 };
 
 struct Schedule {
