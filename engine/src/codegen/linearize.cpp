@@ -27,19 +27,21 @@ class Linearizer {
     const bool scanning = scan->op == Op::Scan;
     for (size_t i = 0; i + scanning < k.out_ranges.size(); i++) open_range(k.out_ranges[i]);
     if (scanning) {  // the accumulator lives outside the scanned (innermost) loop
-      p_.lines.push_back({LineKind::AccInit, scan});
+      push(UOp::make(Op::DefineAcc, scan->dtype, {scan}));
       open_range(k.out_ranges.back());
       emit(scan->src[0]);
-      p_.lines.push_back({LineKind::AccUpdate, scan});
+      push(scan);
       p_.work += depth_iters_;
       done_.insert(scan.get());
     }
     for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
-    p_.lines.push_back({LineKind::Store, store});
+    push(store);
     for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();
   }
 
  private:
+  void push(const UOpRef &u) { p_.uops.push_back(u); }
+
   // Nodes that compute values (not addresses): reachable from the stored
   // value without passing through a load's index or gate.
   void mark_values(const UOpRef &u) {
@@ -68,7 +70,7 @@ class Linearizer {
   }
 
   void open_range(const UOpRef &r) {
-    p_.lines.push_back({LineKind::Open, r});
+    push(r);
     open_.push_back(r);
     open_set_.insert(r->arg_as<int64_t>());
     depth_iters_ *= static_cast<int64_t>(r->src[0]->const_value());
@@ -80,7 +82,7 @@ class Linearizer {
     open_.pop_back();
     open_set_.erase(r->arg_as<int64_t>());
     depth_iters_ /= static_cast<int64_t>(r->src[0]->const_value());
-    p_.lines.push_back({LineKind::Close, r});
+    push(UOp::make(Op::EndRange, DType::Bool, {r}));
   }
 
   void emit(const UOpRef &u) {
@@ -92,7 +94,7 @@ class Linearizer {
     keep_.push_back(u);
     if (uop::is_alu(u->op)) p_.alu_ops++;
     if (uop::is_alu(u->op) && values_.count(u.get())) p_.work += depth_iters_;
-    p_.lines.push_back({LineKind::Value, u});
+    push(u);
   }
 
   void emit_reduce(const UOpRef &red) {
@@ -105,10 +107,10 @@ class Linearizer {
       bool inner = std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; });
       if (!inner && ready(n)) emit(n);
     }
-    p_.lines.push_back({LineKind::AccInit, red});
+    push(UOp::make(Op::DefineAcc, red->dtype, {red}));
     for (size_t i = 1; i < red->src.size(); i++) open_range(red->src[i]);
     emit(red->src[0]);
-    p_.lines.push_back({LineKind::AccUpdate, red});
+    push(red);
     p_.work += depth_iters_;
     for (size_t i = 1; i < red->src.size(); i++) close_range();
     done_.insert(red.get());
@@ -137,19 +139,15 @@ Program linearize(const LoweredKernel &k, const std::string &name, std::vector<D
 
 std::string program_str(const Program &p) {
   std::ostringstream os;
-  std::unordered_map<const UOp *, int> ids;
   int depth = 0;
-  for (auto &l : p.lines) {
-    if (l.kind == LineKind::Close) depth--;
-    int id = static_cast<int>(ids.size());
-    ids.emplace(l.u.get(), id);
-    static const char *kinds[] = {"OPEN", "CLOSE", "VALUE", "ACC_INIT", "ACC_UPDATE", "STORE"};
-    os << std::string(2 * depth + 2, ' ') << kinds[static_cast<int>(l.kind)] << " " << uop::op_name(l.u->op) << " "
-       << dtype_name(l.u->dtype);
-    auto a = uop::arg_str(l.u->arg);
-    if (!a.empty() && l.u->op != Op::Store) os << " " << a;
+  for (auto &u : p.uops) {
+    if (u->op == Op::EndRange) depth--;
+    os << std::string(2 * depth + 2, ' ') << uop::op_name(u->op) << " " << dtype_name(u->dtype);
+    const UOpRef &shown = u->op == Op::EndRange || u->op == Op::DefineAcc ? u->src[0] : u;
+    auto a = uop::arg_str(shown->arg);
+    if (!a.empty() && u->op != Op::Store) os << " " << a;
     os << "\n";
-    if (l.kind == LineKind::Open) depth++;
+    if (u->op == Op::Range) depth++;
   }
   return os.str();
 }

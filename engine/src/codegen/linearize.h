@@ -1,7 +1,8 @@
-// Linearization: the kernel graph in execution order, with explicit loop
-// open/close and accumulator lines. Every value is computed inside the
-// innermost loop it depends on; loop-invariant work is hoisted out of
-// reduction loops.
+// Linearization: the kernel graph in execution order as a list of UOps (a
+// RANGE opens its loop, ENDRANGE closes it, DEFINE_ACC declares a fold's
+// accumulator, the REDUCE or SCAN itself accumulates, STORE stores). Every
+// value is computed inside the innermost loop it depends on; loop-invariant
+// work is hoisted out of reduction loops.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,16 +11,9 @@
 
 namespace loom::codegen {
 
-enum class LineKind { Open, Close, Value, AccInit, AccUpdate, Store };
-
-struct Line {
-  LineKind kind;
-  UOpRef u;  // Open/Close: the RANGE; Value: the node; Acc*: the REDUCE; Store: the STORE
-};
-
 struct Program {
   std::string name;
-  std::vector<Line> lines;
+  std::vector<UOpRef> uops;  // in execution order
   std::vector<DType> buf_dtypes;  // per DEFINE_GLOBAL slot
   UOpRef global_range;            // outermost output loop, split across threads (may be null)
   int64_t iterations = 1;         // innermost body executions (for GFLOP/s estimates)

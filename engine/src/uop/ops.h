@@ -33,6 +33,10 @@ enum class Op : uint8_t {
   Store,         // src = {DefineGlobal, index, value[, gate]}; in an AST: {DefineGlobal, value[, index]} with
                  // arg ShapeTracker (row-major output) or WriteArg (a Write's stores)
   Reduce,        // src = {value, Range...}; arg ReduceArg{op, {}}: folds value over the ranges
+  // ---- linearized program only (codegen's last pass): a kernel as a list of UOps
+  EndRange,      // src = {Range}: closes the loop the Range opened (a Range in the list opens it)
+  DefineAcc,     // src = {Reduce | Scan}: declares its accumulator, set to the fold's identity; the
+                 // Reduce or Scan itself in the list is the accumulate step
   // ---- ALU: unary
   Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not, Floor,
   // ---- ALU: binary

@@ -1,0 +1,204 @@
+#include "renderer/cstyle.h"
+
+#include "loom/error.h"
+
+namespace loom::renderer {
+
+namespace {
+bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+using R = CStyleRenderer;
+
+// A math function of the dtype's width, rounded as the dtype rounds.
+std::string math(R &r, const UOpRef &u, const char *fname) {
+  const bool dbl = u->dtype == DType::Float64;
+  return r.rounded(u->dtype, std::string(fname) + (dbl ? "" : "f") + "(" + r.operand(u, 0) + ")");
+}
+std::string infix(R &r, const UOpRef &u, const char *op) {
+  return "(" + r.operand(u, 0) + " " + op + " " + r.operand(u, 1) + ")";
+}
+}  // namespace
+
+std::string R::name_of(const UOpRef &u) {
+  if (u->op == Op::Const) return render_const(u);
+  auto it = names_.find(u.get());
+  LOOM_CHECK(it != names_.end(), std::string("operand not rendered: ") + uop::op_name(u->op));
+  return it->second;
+}
+
+std::string R::def(const UOpRef &u, const std::string &prefix) {
+  std::string n = prefix + std::to_string(counter_++);
+  names_[u.get()] = n;
+  return n;
+}
+
+void R::bind(const UOpRef &u, const std::string &name) { names_[u.get()] = name; }
+
+std::string R::expr(const UOpRef &u) {
+  auto it = expressions().find(u->op);
+  return it != expressions().end() ? it->second(*this, u) : combine(u->op, u->dtype, operand(u, 0), operand(u, 1), true);
+}
+
+std::string R::render(const codegen::Program &p) {
+  p_ = &p;
+  os_.str("");
+  names_.clear();
+  counter_ = 0;
+  os_ << header();
+  int depth = 1;
+  for (const UOpRef &u : p.uops) {
+    if (u->op == Op::EndRange) depth--;
+    auto it = statements().find(u->op);
+    const std::string s = it != statements().end() ? it->second(*this, u) : statements().at(Op::Sink)(*this, u);
+    os_ << std::string(2 * depth, ' ') << s << "\n";
+    if (u->op == Op::Range) depth++;
+  }
+  os_ << "}\n";
+  return os_.str();
+}
+
+std::string R::rounded(DType d, const std::string &e) const {
+  if (d == DType::Float16) return "loom_rh(" + e + ")";
+  if (d == DType::BFloat16) return "loom_rbf(" + e + ")";
+  return e;
+}
+
+std::string R::wrapped(DType d, const std::string &e) const {
+  if (is_float(d)) return rounded(d, e);
+  if (d == DType::Bool) return "(_Bool)(" + e + ")";
+  return "(" + std::string(reg_type(d)) + ")(" + e + ")";
+}
+
+std::string R::combine(Op op, DType d, const std::string &a, const std::string &b, bool round) const {
+  std::string e;
+  const bool f = is_float(d), dbl = d == DType::Float64;
+  switch (op) {
+    case Op::Add: e = d == DType::Bool ? "(" + a + " | " + b + ")" : "(" + a + " + " + b + ")"; break;
+    case Op::Sub: e = "(" + a + " - " + b + ")"; break;
+    case Op::Mul: e = d == DType::Bool ? "(" + a + " & " + b + ")" : "(" + a + " * " + b + ")"; break;
+    case Op::Div: e = "(" + a + " / " + b + ")"; break;
+    case Op::IDiv: e = "(" + a + " / " + b + ")"; break;
+    case Op::Mod: e = f ? std::string(dbl ? "fmod(" : "fmodf(") + a + ", " + b + ")" : "(" + a + " % " + b + ")"; break;
+    case Op::Max:
+      e = f ? std::string(dbl ? "loom_maxd(" : "loom_maxf(") + a + ", " + b + ")"
+            : "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+      break;
+    case Op::Min:
+      e = f ? std::string(dbl ? "loom_mind(" : "loom_minf(") + a + ", " + b + ")"
+            : "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+      break;
+    case Op::Pow: e = f ? std::string(dbl ? "pow(" : "powf(") + a + ", " + b + ")" : "loom_ipow(" + a + ", " + b + ")"; break;
+    case Op::And: e = "(" + a + " & " + b + ")"; break;
+    case Op::Or: e = "(" + a + " | " + b + ")"; break;
+    case Op::Xor: e = "(" + a + " ^ " + b + ")"; break;
+    // Shifts go through 64 bits (unsigned for <<, so it wraps) and truncate back.
+    case Op::Shl: e = "((" + b + ") < 0 || (" + b + ") > 63 ? 0 : (int64_t)((uint64_t)(" + a + ") << (" + b + ")))"; break;
+    case Op::Shr:
+      e = "((" + b + ") < 0 || (" + b + ") > 63 ? ((" + a + ") < 0 ? -1 : 0) : ((int64_t)(" + a + ") >> (" + b + ")))";
+      break;
+    default: LOOM_CHECK(false, std::string("no C form for ") + uop::op_name(op));
+  }
+  if (!round) return f ? e : wrapped(d, e);
+  return wrapped(d, e);
+}
+
+std::string R::acc_identity(const UOpRef &fold) const {
+  const Op op = fold->arg_as<uop::ReduceArg>().op;
+  const DType d = fold->dtype;
+  if (op == Op::Add) return is_float(d) ? "0.0f" : "0";
+  if (op == Op::Mul) return is_float(d) ? "1.0f" : "1";
+  const bool mx = op == Op::Max;
+  if (is_float(d)) return mx ? "-INFINITY" : "INFINITY";
+  if (d == DType::Bool) return mx ? "0" : "1";
+  static const std::unordered_map<int, std::pair<const char *, const char *>> lim{
+      {static_cast<int>(DType::UInt8), {"0", "UINT8_MAX"}}, {static_cast<int>(DType::Int8), {"INT8_MIN", "INT8_MAX"}},
+      {static_cast<int>(DType::Int16), {"INT16_MIN", "INT16_MAX"}},
+      {static_cast<int>(DType::Int32), {"INT32_MIN", "INT32_MAX"}},
+      {static_cast<int>(DType::Int64), {"INT64_MIN", "INT64_MAX"}}};
+  auto [lo, hi] = lim.at(static_cast<int>(d));
+  return mx ? lo : hi;
+}
+
+// Statements, one line each. Op::Sink is the row for every value: a new
+// register holding the value's expression.
+const R::Table &R::statement_rules() {
+  static const Table t{
+      {Op::Range, [](R &r, const UOpRef &u) {  // opens the loop
+         const std::string var = "r" + std::to_string(u->arg_as<int64_t>());
+         r.bind(u, var);
+         return r.loop(u, var);
+       }},
+      {Op::EndRange, [](R &, const UOpRef &) { return std::string("}"); }},
+      {Op::DefineAcc, [](R &r, const UOpRef &u) {  // acc = identity
+         const UOpRef &fold = u->src[0];
+         return std::string(r.reg_type(fold->dtype)) + " " + r.def(fold, "acc") + " = " + r.acc_identity(fold) + ";";
+       }},
+      {Op::Reduce, [](R &r, const UOpRef &u) {  // acc = acc (op) value
+         const std::string a = r.name_of(u);
+         return a + " = " + r.combine(u->arg_as<uop::ReduceArg>().op, u->dtype, a, r.operand(u, 0), false) + ";";
+       }},
+      {Op::Store, [](R &r, const UOpRef &u) {  // buf[index] = value, under its gate
+         const std::string st = r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) +
+                                "] = " + r.store(u->src[2]->dtype, r.operand(u, 2)) + ";";
+         return u->src.size() > 3 ? "if (" + r.operand(u, 3) + ") " + st : st;
+       }},
+      {Op::Sink, [](R &r, const UOpRef &u) {
+         const std::string e = r.expr(u);
+         return std::string(r.reg_type(u->dtype)) + " " + r.def(u, u->op == Op::Load ? "val" : "alu") + " = " + e + ";";
+       }},
+  };
+  static const Table with_scan = [] {
+    Table x = t;
+    x[Op::Scan] = x.at(Op::Reduce);  // a scan accumulates like a reduction, inside its loop
+    return x;
+  }();
+  return with_scan;
+}
+
+// Expressions. Ops without a row are binary: `combine` spells them.
+const R::Table &R::expression_rules() {
+  static const Table t{
+      {Op::Load, [](R &r, const UOpRef &u) {  // buf[index], or 0 where the gate is off
+         const std::string v = r.load(u->src[0]->dtype, r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) + "]");
+         return u->src.size() > 2 ? "(" + r.operand(u, 2) + " ? " + v + " : 0)" : v;
+       }},
+      {Op::Cast, [](R &r, const UOpRef &u) {
+         const DType d = u->dtype, from = u->src[0]->dtype;
+         const std::string x = r.operand(u, 0);
+         if (d == DType::Bool) return "(" + x + " != 0)";
+         if (is_half(d)) return r.rounded(d, "(float)" + x);
+         if (!is_float(d) && is_float(from))  // float -> int goes through int64 like torch's conversion
+           return "(" + std::string(r.reg_type(d)) + ")(int64_t)" + x;
+         return "(" + std::string(r.reg_type(d)) + ")" + x;
+       }},
+      {Op::Neg, [](R &r, const UOpRef &u) {
+         return is_float(u->dtype) ? "(-" + r.operand(u, 0) + ")" : r.wrapped(u->dtype, "-" + r.operand(u, 0));
+       }},
+      {Op::Abs, [](R &r, const UOpRef &u) {
+         const std::string x = r.operand(u, 0);
+         return is_float(u->dtype) ? std::string(u->dtype == DType::Float64 ? "fabs(" : "fabsf(") + x + ")"
+                                   : r.wrapped(u->dtype, "(" + x + " < 0 ? -" + x + " : " + x + ")");
+       }},
+      {Op::Exp, [](R &r, const UOpRef &u) { return math(r, u, "exp"); }},
+      {Op::Log, [](R &r, const UOpRef &u) { return math(r, u, "log"); }},
+      {Op::Sqrt, [](R &r, const UOpRef &u) { return math(r, u, "sqrt"); }},
+      {Op::Floor, [](R &r, const UOpRef &u) { return math(r, u, "floor"); }},
+      {Op::Sin, [](R &r, const UOpRef &u) { return math(r, u, "sin"); }},
+      {Op::Cos, [](R &r, const UOpRef &u) { return math(r, u, "cos"); }},
+      {Op::Tanh, [](R &r, const UOpRef &u) { return math(r, u, "tanh"); }},
+      {Op::Erf, [](R &r, const UOpRef &u) { return math(r, u, "erf"); }},
+      {Op::Recip, [](R &r, const UOpRef &u) {
+         return r.rounded(u->dtype, std::string(u->dtype == DType::Float64 ? "(1.0 / " : "(1.0f / ") + r.operand(u, 0) + ")");
+       }},
+      {Op::Not, [](R &r, const UOpRef &u) { return "(!" + r.operand(u, 0) + ")"; }},
+      {Op::CmpLt, [](R &r, const UOpRef &u) { return infix(r, u, "<"); }},
+      {Op::CmpLe, [](R &r, const UOpRef &u) { return infix(r, u, "<="); }},
+      {Op::CmpEq, [](R &r, const UOpRef &u) { return infix(r, u, "=="); }},
+      {Op::CmpNe, [](R &r, const UOpRef &u) { return infix(r, u, "!="); }},
+      {Op::Where, [](R &r, const UOpRef &u) {
+         return "(" + r.operand(u, 0) + " ? " + r.operand(u, 1) + " : " + r.operand(u, 2) + ")";
+       }},
+  };
+  return t;
+}
+
+}  // namespace loom::renderer

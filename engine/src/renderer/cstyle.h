@@ -1,0 +1,65 @@
+// The C-family renderer base: a linearized Program becomes one function. The
+// base walks the UOp list and renders each UOp through two rule tables keyed
+// by op: statements (loops, accumulators, stores, value definitions) and
+// expressions (loads, casts, ALU). A target (the C target today, CUDA later)
+// supplies the types, the function header, the outermost loop and the
+// constants' spelling, and may replace rows of either table.
+#pragma once
+#include <functional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "codegen/linearize.h"
+
+namespace loom::renderer {
+
+using uop::Op;
+using uop::UOpRef;
+
+class CStyleRenderer {
+ public:
+  virtual ~CStyleRenderer() = default;
+  std::string render(const codegen::Program &p);
+
+  using Rule = std::function<std::string(CStyleRenderer &, const UOpRef &)>;
+  using Table = std::unordered_map<Op, Rule>;
+
+  // ---- for the rules
+  std::string name_of(const UOpRef &u);                     // a rendered operand (constants inline)
+  std::string def(const UOpRef &u, const std::string &prefix);  // names a new variable for u
+  void bind(const UOpRef &u, const std::string &name);
+  std::string operand(const UOpRef &u, int i) { return name_of(u->src[static_cast<size_t>(i)]); }
+  std::string expr(const UOpRef &u);                        // u's value as an expression
+  const codegen::Program &program() const { return *p_; }
+  // An op's result rounded as the dtype rounds (halves), or wrapped to its width (integers).
+  std::string rounded(DType d, const std::string &e) const;
+  std::string wrapped(DType d, const std::string &e) const;
+  std::string combine(Op op, DType d, const std::string &a, const std::string &b, bool round) const;
+  std::string acc_identity(const UOpRef &fold) const;
+
+  // ---- the target
+  virtual const char *reg_type(DType d) const = 0;  // a value in registers (halves compute as float)
+  virtual const char *mem_type(DType d) const = 0;  // an element in memory
+  virtual std::string render_const(const UOpRef &c) const = 0;
+  virtual std::string header() = 0;                                  // signature and buffer bindings
+  virtual std::string loop(const UOpRef &range, const std::string &var) = 0;  // "for (...) {"
+  virtual std::string load(DType d, const std::string &ptr) const = 0;        // memory -> register
+  virtual std::string store(DType d, const std::string &v) const = 0;         // register -> memory
+  virtual std::string buffer(int64_t slot) const { return "data" + std::to_string(slot); }
+
+ protected:
+  // The shared tables; a target copies and edits them to differ.
+  static const Table &statement_rules();
+  static const Table &expression_rules();
+  virtual const Table &statements() const { return statement_rules(); }
+  virtual const Table &expressions() const { return expression_rules(); }
+
+ private:
+  const codegen::Program *p_ = nullptr;
+  std::ostringstream os_;
+  std::unordered_map<const uop::UOp *, std::string> names_;
+  int counter_ = 0;
+};
+
+}  // namespace loom::renderer
