@@ -13,7 +13,12 @@ namespace loom {
 
 using namespace tensor;
 
-Tensor::Tensor() : Tensor(const_tensor(0, DType::Float32, {})) {}
+// One interned 0-d zero for every default-constructed handle (handles are
+// made often: each recorded op wraps its result in one).
+Tensor::Tensor() : Tensor([] {
+  static const UOpRef zero = const_tensor(0, DType::Float32, {});
+  return zero;
+}()) {}
 Tensor::Tensor(UOpRef u) : impl_(std::make_shared<TensorImpl>()) { impl_->uop = std::move(u); }
 
 const UOpRef &Tensor::uop() const { return impl_->uop; }
