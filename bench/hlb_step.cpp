@@ -50,7 +50,12 @@ HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t 
   return net;
 }
 
-double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
+namespace {
+
+// The loss and the parameters' gradients, realized: the autograd graph (and
+// the old parameter values it saved) is gone when this returns, so the update
+// can write the parameters in place, as torch's optimizer does.
+std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, double *value) {
   size_t p = 0, r = 0;
   auto bn_gelu = [&](const Tensor &h) {
     Tensor out = nn::batch_norm(h, net.running[r], net.running[r + 1], net.params[p], net.params[p + 1],
@@ -70,7 +75,16 @@ double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
   h = nn::linear(h, net.params[p], net.params[p + 1]);
   Tensor loss = nn::cross_entropy(h, y, std::nullopt, "mean", kSmoothing);
   std::vector<Tensor> grads = autograd::grad({loss}, net.params);
-  const double value = loss.item();
+  *value = loss.item();
+  realize_all(grads);
+  return grads;
+}
+
+}  // namespace
+
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
+  double value = 0;
+  const std::vector<Tensor> grads = loss_and_grads(net, x, y, &value);
   autograd::NoGradGuard no_grad;
   // torch.optim.SGD(nesterov=True, weight_decay): g += wd * p; buf = m * buf + g; p -= lr * (g + m * buf).
   for (size_t i = 0; i < net.params.size(); ++i) {

@@ -144,6 +144,13 @@ void copy_out(void *host, uop::Buffer &buf, size_t bytes) {
   if (bytes) runtime::default_device().copy_out(host, buffer_data(buf), bytes);
 }
 
+std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
+  std::vector<std::string> out;
+  for (auto &k : render(outputs))
+    out.push_back(runtime::default_device().cache_file({k.name, renderer::c_prelude() + k.c_source}));
+  return out;
+}
+
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {

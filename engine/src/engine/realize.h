@@ -41,6 +41,8 @@ struct RenderedKernel {
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 
 RunStats &stats();
+// The disk-cache file of each kernel realizing `outputs` would run.
+std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs);
 // The process-wide kernel cache (one entry per distinct kernel AST).
 size_t cached_kernels();
 void clear_kernel_cache();  // later realizes reload kernels from the disk cache

@@ -11,12 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
 
 #include "engine/realize.h"
 #include "loom/autograd.h"
 #include "loom/nn.h"
-#include "runtime/disk_cache.h"
 
 extern char **environ;
 
@@ -25,13 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::set<std::string> cached_objects(const std::string &dir) {
-  std::set<std::string> out;
-  for (auto &e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".so") out.insert(e.path().string());
-  return out;
-}
-
 // A constant no earlier run used, so the kernel is new to the disk cache too.
 double fresh_constant() {
   static int n = 0;
@@ -39,26 +30,25 @@ double fresh_constant() {
   return 1 + static_cast<double>((t % 1000003) * 7 + getpid() % 1000 + ++n) * 1e-9;
 }
 
-// Builds and checks x * c + 2 for a fresh c; returns the cache file it compiled to.
-std::string realize_fresh_kernel(double c) {
-  const auto before = cached_objects(runtime::cache_dir());
+// Realizes and checks x * c + 2; returns the file its one kernel is cached in.
+std::string realize_kernel(double c) {
   Tensor x = Tensor::arange(16, DType::Float64).realize();
-  HostTensor h = (x * c + 2.0).to_host();
+  Tensor y = x * c + 2.0;
+  const std::vector<std::string> files = engine::cache_files({y.uop()});
+  EXPECT_EQ(files.size(), 1u);
+  HostTensor h = y.to_host();
   for (int64_t i = 0; i < 16; ++i) EXPECT_DOUBLE_EQ(h.get(i), static_cast<double>(i) * c + 2.0);
-  std::vector<std::string> added;
-  for (auto &p : cached_objects(runtime::cache_dir()))
-    if (!before.count(p)) added.push_back(p);
-  return added.size() == 1 ? added[0] : "";
+  return files.empty() ? "" : files[0];
 }
 
 void expect_rebuilt_after(const std::function<void(const std::string &)> &damage) {
   const double c = fresh_constant();
-  const std::string so = realize_fresh_kernel(c);
-  ASSERT_FALSE(so.empty()) << "the kernel did not land in the disk cache as one new file";
+  const std::string so = realize_kernel(c);
+  ASSERT_TRUE(fs::exists(so)) << so;
   engine::clear_kernel_cache();  // unloads it; the next realize looks on disk, as a new process would
   damage(so);
   reset_run_stats();
-  EXPECT_EQ(realize_fresh_kernel(c), "");  // same key, same file name
+  EXPECT_EQ(realize_kernel(c), so);
   EXPECT_EQ(run_stats().cache_healed, 1);
   EXPECT_EQ(run_stats().kernels_compiled, 1);
   EXPECT_TRUE(fs::exists(so));
@@ -77,8 +67,8 @@ TEST(KernelCache, GarbageEntryIsDeletedAndRebuilt) {
 // A valid shared object under the wrong name (another compiler's, or another
 // kernel's): its embedded key differs, so it is not used.
 TEST(KernelCache, ForeignEntryIsDeletedAndRebuilt) {
-  const std::string other = realize_fresh_kernel(fresh_constant());
-  ASSERT_FALSE(other.empty());
+  const std::string other = realize_kernel(fresh_constant());
+  ASSERT_TRUE(fs::exists(other));
   expect_rebuilt_after([&](const std::string &so) { fs::copy_file(other, so, fs::copy_options::overwrite_existing); });
 }
 

@@ -40,6 +40,8 @@ class Device {
   // One program per source, in order; misses compile in parallel.
   virtual std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                               CompileStats &stats) = 0;
+  // Where a kernel's compiled program is cached on disk ("" without a disk cache).
+  virtual std::string cache_file(const KernelSource &kernel) = 0;
 };
 
 // The device LOOM_DEVICE names (default CPU).

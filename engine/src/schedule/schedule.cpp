@@ -204,29 +204,52 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     bool same = true;
     for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
     if (!same) continue;  // two different updates of one value: each needs the old one
-    // References allowed to the base: one per write, and (whole overwrites)
-    // elementwise reads of the base or of a row-major view of it ("aliases",
-    // themselves referenced only by such reads).
+    // References allowed to the base (and to views of it): the writes' own;
+    // reads in the write's kernel that are elementwise at the written
+    // position (a whole overwrite reading the base or a row-major view of
+    // it); and any read in a kernel that runs before the write's, i.e. below
+    // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
+    // SORT the write depends on, such as an optimizer's momentum update).
+    auto own_buffer = [](const UOp *u) {
+      return u->op == Op::Write || u->op == Op::Contiguous || u->op == Op::Scan || u->op == Op::Sort;
+    };
+    auto views_base = [&](const UOp *u) { return u == base || (u->op == Op::View && u->src[0].get() == base); };
     std::unordered_map<const UOp *, long> allowed{{base, 0}};
-    std::unordered_set<const UOp *> visited;
+    std::unordered_set<const UOp *> same_kernel, earlier;
+    std::vector<const UOp *> todo, below;
     for (const UOp *w : ws) {
       allowed[base]++;
-      if (!is_full_overwrite(w)) continue;
-      std::vector<const UOp *> todo{w->src[1].get()};
-      while (!todo.empty()) {
-        const UOp *u = todo.back();
-        todo.pop_back();
-        if (!visited.insert(u).second) continue;
-        const bool alias = u->op == Op::View && u->src[0].get() == base && u->arg_as<shape::ShapeTracker>().contiguous();
-        if (alias) allowed[base]++;
-        if (alias || u == base || (!uop::is_alu(u->op) && u->op != Op::Cast)) continue;
-        for (auto &s : u->src) {
-          const UOp *x = s.get();
-          if (x == base || (x->op == Op::View && x->src[0].get() == base)) allowed[x]++;
-          todo.push_back(x);
-        }
-      }
+      todo.push_back(w->src[1].get());
+      if (w->src.size() > 2) todo.push_back(w->src[2].get());
     }
+    while (!todo.empty()) {  // the writes' kernel
+      const UOp *u = todo.back();
+      todo.pop_back();
+      if (u == base || !same_kernel.insert(u).second) continue;
+      if (own_buffer(u)) {
+        below.push_back(u);
+        continue;
+      }
+      for (auto &x : u->src) todo.push_back(x.get());
+    }
+    while (!below.empty()) {  // kernels before it
+      const UOp *u = below.back();
+      below.pop_back();
+      if (u == base || !earlier.insert(u).second) continue;
+      for (auto &x : u->src) below.push_back(x.get());
+    }
+    const bool elementwise_ok = std::all_of(ws.begin(), ws.end(), [](const UOp *w) { return is_full_overwrite(w); });
+    for (const UOp *u : same_kernel) {
+      if (own_buffer(u)) continue;
+      const bool identity_view = u->op == Op::View && u->arg_as<shape::ShapeTracker>().contiguous();
+      if (elementwise_ok && (uop::is_alu(u->op) || u->op == Op::Cast || identity_view))
+        for (auto &x : u->src)
+          if (x.get() == base || (views_base(x.get()) && x->arg_as<shape::ShapeTracker>().contiguous())) allowed[x.get()]++;
+    }
+    for (const UOp *u : earlier)
+      if (!same_kernel.count(u) || own_buffer(u))
+        for (auto &x : u->src)
+          if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;
     for (auto &[node, n] : allowed) ok &= handle.at(node)->use_count() == n;
     if (ok)

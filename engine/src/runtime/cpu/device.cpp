@@ -155,21 +155,15 @@ class CpuDevice : public Device {
     return std::shared_ptr<void>(p, std::free);
   }
 
+  std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
+
   void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
 
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
     std::vector<Entry> entries;
-    std::string flags;
-    for (const auto &f : kFlags) flags += f + " ";
-    for (const auto &k : kernels) {
-      Entry e;
-      e.key = hash_hex(flags + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
-      e.path = cache_dir() + "/" + e.key + ".so";
-      e.source = k.source;
-      entries.push_back(std::move(e));
-    }
+    for (const auto &k : kernels) entries.push_back(entry(k));
     std::vector<std::shared_ptr<const Program>> out(kernels.size());
     std::vector<size_t> misses;
     for (size_t i = 0; i < kernels.size(); ++i) {
@@ -189,6 +183,16 @@ class CpuDevice : public Device {
   }
 
  private:
+  static Entry entry(const KernelSource &k) {
+    std::string flags;
+    for (const auto &f : kFlags) flags += f + " ";
+    Entry e;
+    e.key = hash_hex(flags + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
+    e.path = cache_dir() + "/" + e.key + ".so";
+    e.source = k.source;
+    return e;
+  }
+
   // One compiler process per core at a time.
   static void compile_parallel(const std::vector<Entry> &entries, const std::vector<size_t> &which) {
     if (which.empty()) return;
