@@ -52,9 +52,10 @@ HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t 
 
 namespace {
 
-// The loss and the parameters' gradients, realized: the autograd graph (and
-// the old parameter values it saved) is gone when this returns, so the update
-// can write the parameters in place, as torch's optimizer does.
+// The loss and the parameters' gradients, realized with the BatchNorm running
+// statistics (whose lazy updates read the forward): nothing still reads the
+// old parameter values when this returns, so the update writes the
+// parameters in place, as torch's optimizer does.
 std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, double *value) {
   size_t p = 0, r = 0;
   auto bn_gelu = [&](const Tensor &h) {
@@ -76,7 +77,9 @@ std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y
   Tensor loss = nn::cross_entropy(h, y, std::nullopt, "mean", kSmoothing);
   std::vector<Tensor> grads = autograd::grad({loss}, net.params);
   *value = loss.item();
-  realize_all(grads);
+  std::vector<Tensor> done = grads;
+  done.insert(done.end(), net.running.begin(), net.running.end());
+  realize_all(done);
   return grads;
 }
 
@@ -94,7 +97,6 @@ double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
   }
   std::vector<Tensor> state = net.params;
   state.insert(state.end(), net.momentum.begin(), net.momentum.end());
-  state.insert(state.end(), net.running.begin(), net.running.end());
   realize_all(state);
   return value;
 }

@@ -193,7 +193,11 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
       throw Error("One of the differentiated Tensors (input " + std::to_string(i) +
                   ") appears to not have been used in the graph. Set allow_unused=True if this is the desired "
                   "behavior.");
-    result.push_back(g ? *g : Tensor::zeros(inputs[i].shape(), inputs[i].dtype()));
+    if (!g) result.push_back(Tensor::zeros(inputs[i].shape(), inputs[i].dtype()));
+    // A gradient that records nothing is returned as a value of its own, not
+    // as a view of an intermediate: a view would keep its base's lazy graph
+    // (the forward's saved values) alive after the gradient is realized.
+    else result.push_back(g->requires_grad() ? *g : Tensor(g->uop()));
   }
   return result;
 }
