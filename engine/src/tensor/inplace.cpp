@@ -36,10 +36,18 @@ Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTra
 
 // The base's value with a view's elements replaced by `value`: a copy of the
 // base and one store per written element. torch refuses to write through a
-// view that repeats an element.
-Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Tensor &value) {
+// view that repeats an element. `view`, when given, is the view itself: if it
+// and the base both read one buffer directly, the view's own tracker is the
+// answer and nothing is replayed.
+Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Tensor &value,
+                         const Tensor *view = nullptr) {
   if (value.numel() == 0) return base;  // an empty view writes nothing
-  const auto st = storage_view(base.shape(), base.dtype(), replay);
+  const UOpRef &b = base.uop();
+  const bool whole = b->op == Op::Buffer || (b->op == Op::View && b->src[0]->op == Op::Buffer &&
+                                             tracker_of(b).contiguous() &&
+                                             shape_numel(base.shape()) == shape_of(b->src[0])[0]);
+  const bool direct = view && whole && view->uop()->op == Op::View && view->uop()->src[0] == root_of(b);
+  const auto st = direct ? tracker_of(view->uop()) : storage_view(base.shape(), base.dtype(), replay);
   if (st.single_plain())
     for (size_t d = 0; d < value.shape().size(); d++)
       if (value.shape()[d] > 1 && st.views[0].strides[d] == 0)
@@ -122,7 +130,7 @@ Tensor &Tensor::assign(const Tensor &value) {
   Tensor updated = v;
   if (replay) {
     autograd::NoGradGuard no_grad;
-    updated = scatter_into_base(old, replay, v);
+    updated = scatter_into_base(old, replay, v, this);
   } else if (root_of(old.uop())->op == Op::Buffer) {
     // A whole overwrite of a realized tensor: a WRITE, so the scheduler can
     // store into the existing buffer when nothing else still reads it.
