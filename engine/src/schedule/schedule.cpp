@@ -88,15 +88,15 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
     if (u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort) rp.insert(u.get());
-    if (u->op == Op::Sort && !is_leaf(uop::root_of(u->src[0]))) rp.insert(base_of(u->src[0]).get());
     std::unordered_set<const UOp *> seen;
     for (auto &s : u->src)
       if (seen.insert(s.get()).second) consumers[s.get()]++;
   }
-  // A gathered operand is read at addresses known only when the kernel runs:
-  // it is read from a buffer, never recomputed per read.
+  // A gathered operand is read at addresses known only when the kernel runs,
+  // a sorted one by a library kernel: both read it from a buffer.
   for (auto &u : order)
-    if (u->op == Op::Gather && !is_leaf(uop::root_of(u->src[0]))) rp.insert(base_of(u->src[0]).get());
+    if ((u->op == Op::Gather || u->op == Op::Sort) && !is_leaf(uop::root_of(u->src[0])))
+      rp.insert(base_of(u->src[0]).get());
   // A reduction is computed once: a node whose kernel would contain an
   // unrealized reduction gets its own buffer when several nodes read it (each
   // would inline the reduction again), or when it is read through a view that
