@@ -15,6 +15,11 @@ using uop::UOp;
 
 namespace {
 
+// 0 <= i < n: where an index read from memory addresses something.
+UOpRef in_range(const UOpRef &i, int64_t n) {
+  return uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i), uop::alu(Op::CmpLt, i, UOp::const_int(n)));
+}
+
 class Lowerer {
  public:
   UOpRef range(int64_t size) {
@@ -76,8 +81,7 @@ class Lowerer {
         const int64_t axis = u->arg_as<int64_t>();
         const int64_t n = uop::shape_of(u->src[0])[static_cast<size_t>(axis)];
         UOpRef i = eval(u->src[1], idx, gate);
-        UOpRef valid = uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i),
-                                uop::alu(Op::CmpLt, i, UOp::const_int(n)));
+        UOpRef valid = in_range(i, n);
         std::vector<UOpRef> inner = idx;
         inner[static_cast<size_t>(axis)] = i;
         UOpRef v = eval(u->src[0], inner, uop::simplify(uop::alu(Op::And, gate, valid)));
@@ -139,7 +143,7 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
   if (w.axis >= 0) {
     UOpRef i = l.eval(store->src[2], idx, yes);
     const int64_t n = w.view.shape()[static_cast<size_t>(w.axis)];
-    gate = uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i), uop::alu(Op::CmpLt, i, UOp::const_int(n)));
+    gate = in_range(i, n);
     coords[static_cast<size_t>(w.axis)] = i;
   }
   auto [flat, valid] = view_index(w.view, coords);

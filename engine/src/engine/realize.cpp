@@ -37,7 +37,6 @@ std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0};
 struct Kernel {
   uop::UOpRef ast;  // keeps the interned key alive
   codegen::Program program;
-  std::string source;
   std::shared_ptr<const runtime::Program> compiled;
 };
 
@@ -63,7 +62,6 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
   k->program = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
-  k->source = renderer::render_c(k->program);
   return k;
 }
 
@@ -79,8 +77,9 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
     if (!slot) {
       slot = lower_item(item);
       fresh.push_back(slot);
-      sources.push_back({slot->program.name, renderer::c_prelude() + slot->source});
-      if (debug_level() >= 3) std::cerr << slot->source;
+      const std::string source = renderer::render_c(slot->program);
+      if (debug_level() >= 3) std::cerr << source;
+      sources.push_back({slot->program.name, renderer::c_prelude() + source});
     }
     out.push_back(slot);
   }

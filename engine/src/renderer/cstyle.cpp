@@ -13,6 +13,11 @@ std::string math(R &r, const UOpRef &u, const char *fname) {
   const bool dbl = u->dtype == DType::Float64;
   return r.rounded(u->dtype, std::string(fname) + (dbl ? "" : "f") + "(" + r.operand(u, 0) + ")");
 }
+// acc = acc (op) value: a REDUCE or SCAN's accumulate step.
+std::string accumulate(R &r, const UOpRef &u) {
+  const std::string a = r.name_of(u);
+  return a + " = " + r.combine(u->arg_as<uop::ReduceArg>().op, u->dtype, a, r.operand(u, 0), false) + ";";
+}
 std::string infix(R &r, const UOpRef &u, const char *op) {
   return "(" + r.operand(u, 0) + " " + op + " " + r.operand(u, 1) + ")";
 }
@@ -132,10 +137,8 @@ const R::Table &R::statement_rules() {
          const UOpRef &fold = u->src[0];
          return std::string(r.reg_type(fold->dtype)) + " " + r.def(fold, "acc") + " = " + r.acc_identity(fold) + ";";
        }},
-      {Op::Reduce, [](R &r, const UOpRef &u) {  // acc = acc (op) value
-         const std::string a = r.name_of(u);
-         return a + " = " + r.combine(u->arg_as<uop::ReduceArg>().op, u->dtype, a, r.operand(u, 0), false) + ";";
-       }},
+      {Op::Reduce, accumulate},
+      {Op::Scan, accumulate},  // a scan accumulates like a reduction, inside its loop
       {Op::Store, [](R &r, const UOpRef &u) {  // buf[index] = value, under its gate
          const std::string st = r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) +
                                 "] = " + r.store(u->src[2]->dtype, r.operand(u, 2)) + ";";
@@ -146,12 +149,7 @@ const R::Table &R::statement_rules() {
          return std::string(r.reg_type(u->dtype)) + " " + r.def(u, u->op == Op::Load ? "val" : "alu") + " = " + e + ";";
        }},
   };
-  static const Table with_scan = [] {
-    Table x = t;
-    x[Op::Scan] = x.at(Op::Reduce);  // a scan accumulates like a reduction, inside its loop
-    return x;
-  }();
-  return with_scan;
+  return t;
 }
 
 // Expressions. Ops without a row are binary: `combine` spells them.

@@ -1,8 +1,6 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
-#include <functional>
-#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -79,6 +77,11 @@ bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().conti
 
 bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const; }
 
+// Nodes that always get their own buffer (and so their own kernels).
+bool always_realized(const UOp *u) {
+  return u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort;
+}
+
 // Decides which nodes get their own buffer.
 std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
   std::set<const UOp *> rp;
@@ -87,7 +90,7 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // Distinct nodes reading each node (x * x reads x once).
   std::unordered_map<const UOp *, int> consumers;
   for (auto &u : order) {
-    if (u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort) rp.insert(u.get());
+    if (always_realized(u.get())) rp.insert(u.get());
     std::unordered_set<const UOp *> seen;
     for (auto &s : u->src)
       if (seen.insert(s.get()).second) consumers[s.get()]++;
@@ -163,15 +166,6 @@ bool is_full_overwrite(const UOp *w) {
          shape::prod(a.view.shape()) == shape::prod(shape_of(w->src[0])) && shape_of(w->src[1]) == a.view.shape();
 }
 
-// The realized buffer a node is, whole and row-major (nullptr otherwise).
-const UOp *whole_buffer(const UOp *u) {
-  if (u->op == Op::Buffer) return u;
-  if (u->op != Op::View || u->src[0]->op != Op::Buffer) return nullptr;
-  const auto &st = u->arg_as<shape::ShapeTracker>();
-  return st.contiguous() && shape::prod(st.shape()) == u->src[0]->arg_as<uop::BufferArg>().buffer->size
-             ? u->src[0].get() : nullptr;
-}
-
 // Writes whose base is a realized buffer that nothing else can still read:
 // their stores go into that buffer, with no copy. Decided by counting strong
 // references: every reference to the base must come from the write or, for a
@@ -199,7 +193,7 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
   for (const UOp *w : writes) writes_of[w->src[0].get()].push_back(w);
   std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> out;
   for (auto &[base, ws] : writes_of) {
-    const UOp *buf = whole_buffer(base);
+    const UOp *buf = uop::whole_buffer(base);
     if (!buf || (buf != base && handle.at(base)->get()->src[0].use_count() != 1)) continue;
     bool same = true;
     for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
@@ -210,9 +204,6 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     // it); and any read in a kernel that runs before the write's, i.e. below
     // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
     // SORT the write depends on, such as an optimizer's momentum update).
-    auto own_buffer = [](const UOp *u) {
-      return u->op == Op::Write || u->op == Op::Contiguous || u->op == Op::Scan || u->op == Op::Sort;
-    };
     auto views_base = [&](const UOp *u) { return u == base || (u->op == Op::View && u->src[0].get() == base); };
     std::unordered_map<const UOp *, long> allowed{{base, 0}};
     std::unordered_set<const UOp *> same_kernel, earlier;
@@ -226,7 +217,7 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
       const UOp *u = todo.back();
       todo.pop_back();
       if (u == base || !same_kernel.insert(u).second) continue;
-      if (own_buffer(u)) {
+      if (always_realized(u)) {
         below.push_back(u);
         continue;
       }
@@ -240,14 +231,14 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     }
     const bool elementwise_ok = std::all_of(ws.begin(), ws.end(), [](const UOp *w) { return is_full_overwrite(w); });
     for (const UOp *u : same_kernel) {
-      if (own_buffer(u)) continue;
+      if (always_realized(u)) continue;
       const bool identity_view = u->op == Op::View && u->arg_as<shape::ShapeTracker>().contiguous();
       if (elementwise_ok && (uop::is_alu(u->op) || u->op == Op::Cast || identity_view))
         for (auto &x : u->src)
           if (x.get() == base || (views_base(x.get()) && x->arg_as<shape::ShapeTracker>().contiguous())) allowed[x.get()]++;
     }
     for (const UOp *u : earlier)
-      if (!same_kernel.count(u) || own_buffer(u))
+      if (!same_kernel.count(u) || always_realized(u))
         for (auto &x : u->src)
           if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;

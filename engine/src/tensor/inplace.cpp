@@ -42,11 +42,8 @@ Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTra
 Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Tensor &value,
                          const Tensor *view = nullptr) {
   if (value.numel() == 0) return base;  // an empty view writes nothing
-  const UOpRef &b = base.uop();
-  const bool whole = b->op == Op::Buffer || (b->op == Op::View && b->src[0]->op == Op::Buffer &&
-                                             tracker_of(b).contiguous() &&
-                                             shape_numel(base.shape()) == shape_of(b->src[0])[0]);
-  const bool direct = view && whole && view->uop()->op == Op::View && view->uop()->src[0] == root_of(b);
+  const uop::UOp *buf = uop::whole_buffer(base.uop().get());
+  const bool direct = view && buf && view->uop()->op == Op::View && view->uop()->src[0].get() == buf;
   const auto st = direct ? tracker_of(view->uop()) : storage_view(base.shape(), base.dtype(), replay);
   if (st.single_plain())
     for (size_t d = 0; d < value.shape().size(); d++)

@@ -106,9 +106,7 @@ std::string Tensor::str() const {
 namespace {
 // The node itself when it already is a contiguous buffer or CONTIGUOUS result.
 UOpRef contiguous_uop(const UOpRef &u) {
-  const UOpRef &b = base_of(u);
-  if (b->op == Op::Buffer && tracker_of(u).contiguous() && shape::prod(shape_of(u)) == shape_of(b)[0]) return u;
-  if (b->op == Op::Contiguous && u == b) return u;
+  if (uop::whole_buffer(u.get()) || u->op == Op::Contiguous) return u;
   return UOp::make(Op::Contiguous, u->dtype, {u});
 }
 }  // namespace

@@ -92,6 +92,14 @@ UOpRef view(const UOpRef &x, const shape::ShapeTracker &st) {
   return UOp::make(Op::View, base->dtype, {base}, st);
 }
 
+const UOp *whole_buffer(const UOp *u) {
+  if (u->op == Op::Buffer) return u;
+  if (u->op != Op::View || u->src[0]->op != Op::Buffer) return nullptr;
+  const auto &st = u->arg_as<shape::ShapeTracker>();
+  return st.contiguous() && shape::prod(st.shape()) == u->src[0]->arg_as<BufferArg>().buffer->size ? u->src[0].get()
+                                                                                                    : nullptr;
+}
+
 UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
   UOpRef c = UOp::const_(dtype, value);
   Shape ones(shape.size(), 1);

@@ -20,6 +20,9 @@ const UOpRef &root_of(const UOpRef &u);
 // view): later views are views of this value, which matters only to
 // as_strided. Nothing is copied: the marker is an identity VIEW over the VIEW.
 UOpRef copy_point(const UOpRef &u);
+// The BUFFER node when u is a whole buffer read row-major (the buffer itself,
+// or a contiguous view covering all of it); nullptr otherwise.
+const UOp *whole_buffer(const UOp *u);
 // A constant broadcast to `shape`.
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).
