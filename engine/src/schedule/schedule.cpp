@@ -2,16 +2,17 @@
 
 #include <algorithm>
 #include <mutex>
-#include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "loom/error.h"
 #include "uop/graph.h"
+#include "uop/node_map.h"
 
 namespace loom::schedule {
 
 using uop::base_of;
+using uop::NodeMap;
+using uop::NodeSet;
 using uop::shape_of;
 using uop::Op;
 using uop::UOp;
@@ -53,14 +54,14 @@ void forget_dead() {
 
 // Replaces realized nodes by their buffers (bottom-up, memoized).
 UOpRef substitute_realized(const UOpRef &root) {
-  std::unordered_map<const UOp *, UOpRef> memo;
+  NodeMap<UOpRef> memo;
   for (auto &u : uop::toposort(root)) {
     UOpRef r = u->op == Op::Buffer ? nullptr : lookup_realized(u);
     if (!r) {
       std::vector<UOpRef> src;
       bool changed = false;
       for (auto &s : u->src) {
-        src.push_back(memo.at(s.get()));
+        src.push_back(*memo.find(s.get()));
         changed |= src.back() != s;
       }
       r = changed ? u->with_src(src) : u;
@@ -70,7 +71,7 @@ UOpRef substitute_realized(const UOpRef &root) {
     }
     memo[u.get()] = r;
   }
-  return memo.at(root.get());
+  return *memo.find(root.get());
 }
 
 bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().contiguous(); }
@@ -83,17 +84,17 @@ bool always_realized(const UOp *u) {
 }
 
 // Decides which nodes get their own buffer.
-std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
-  std::set<const UOp *> rp;
+NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
+  NodeSet rp;
   for (auto &o : outputs)
     if (!is_leaf(uop::root_of(o))) rp.insert(base_of(o).get());
   // Distinct nodes reading each node (x * x reads x once).
-  std::unordered_map<const UOp *, int> consumers;
+  NodeMap<int> consumers;
   for (auto &u : order) {
     if (always_realized(u.get())) rp.insert(u.get());
-    std::unordered_set<const UOp *> seen;
-    for (auto &s : u->src)
-      if (seen.insert(s.get()).second) consumers[s.get()]++;
+    for (size_t i = 0; i < u->src.size(); i++)
+      if (std::none_of(u->src.begin(), u->src.begin() + i, [&](const UOpRef &p) { return p == u->src[i]; }))
+        consumers[u->src[i].get()]++;
   }
   // A gathered operand is read at addresses known only when the kernel runs,
   // a sorted one by a library kernel: both read it from a buffer.
@@ -105,11 +106,11 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // would inline the reduction again), or when it is read through a view that
   // is not a reshape (a broadcast, a pad, a permute, windows: each element
   // would be recomputed per read).
-  std::unordered_map<const UOp *, bool> has_reduce;  // unrealized reduce inside, within the kernel
+  NodeMap<bool> has_reduce;  // unrealized reduce inside, within the kernel
   for (auto &u : order) {
     bool r = u->op == Op::ReduceAxis;
-    for (auto &s : u->src) r |= !rp.count(s.get()) && has_reduce[s.get()];
-    if (u->op == Op::View && !is_reshape(u) && !rp.count(u->src[0].get()) && has_reduce[u->src[0].get()] &&
+    for (auto &s : u->src) r |= !rp.contains(s.get()) && has_reduce[s.get()];
+    if (u->op == Op::View && !is_reshape(u) && !rp.contains(u->src[0].get()) && has_reduce[u->src[0].get()] &&
         !is_leaf(u->src[0])) {
       rp.insert(u->src[0].get());
       r = false;
@@ -124,10 +125,10 @@ std::set<const UOp *> find_realize_points(const std::vector<UOpRef> &order, cons
   // and conv's broadcast operands, overlapping windows) would recompute each
   // element once per read: the viewed node gets its own buffer. Elementwise
   // kernels keep fusing their broadcasts.
-  std::unordered_map<const UOp *, bool> feeds_reduce;  // read by a reduction in the same kernel
+  NodeMap<bool> feeds_reduce;  // read by a reduction in the same kernel
   for (size_t i = order.size(); i-- > 0;) {
     const UOpRef &u = order[i];
-    const bool feeds = u->op == Op::ReduceAxis || (feeds_reduce[u.get()] && !rp.count(u.get()));
+    const bool feeds = u->op == Op::ReduceAxis || (feeds_reduce[u.get()] && !rp.contains(u.get()));
     for (auto &s : u->src) feeds_reduce[s.get()] |= feeds;
     if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) &&
         shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
@@ -174,27 +175,36 @@ bool is_full_overwrite(const UOp *w) {
 // the write, so its raw copy (held by the tensor until realize returns) is
 // counted as the same write. Raw pointers only: the count sees no reference
 // of its own.
-std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &graphs) {
-  std::unordered_map<const UOp *, const UOpRef *> handle;  // a strong reference to each node, for use_count
+NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &graphs) {
+  NodeMap<const UOpRef *> handle;  // a strong reference to each node, for use_count
   std::vector<const UOp *> writes, stack;
-  std::unordered_set<const UOp *> seen;
+  NodeSet seen;
   for (auto &g : graphs)
-    if (seen.insert(g.get()).second) stack.push_back(g.get());
+    if (seen.insert(g.get())) stack.push_back(g.get());
   while (!stack.empty()) {
     const UOp *u = stack.back();
     stack.pop_back();
     if (u->op == Op::Write) writes.push_back(u);
     for (auto &s : u->src) {
-      handle.emplace(s.get(), &s);
-      if (seen.insert(s.get()).second) stack.push_back(s.get());
+      if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
+      if (seen.insert(s.get())) stack.push_back(s.get());
     }
   }
-  std::unordered_map<const UOp *, std::vector<const UOp *>> writes_of;  // base -> the writes over it
-  for (const UOp *w : writes) writes_of[w->src[0].get()].push_back(w);
-  std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> out;
+  // The writes over each base, bases in first-seen order.
+  std::vector<std::pair<const UOp *, std::vector<const UOp *>>> writes_of;
+  NodeMap<size_t> base_index;
+  for (const UOp *w : writes) {
+    auto [i, fresh] = base_index.insert(w->src[0].get());
+    if (fresh) {
+      *i = writes_of.size();
+      writes_of.push_back({w->src[0].get(), {}});
+    }
+    writes_of[*i].second.push_back(w);
+  }
+  NodeMap<std::shared_ptr<uop::Buffer>> out;
   for (auto &[base, ws] : writes_of) {
     const UOp *buf = uop::whole_buffer(base);
-    if (!buf || (buf != base && handle.at(base)->get()->src[0].use_count() != 1)) continue;
+    if (!buf || (buf != base && (*handle.find(base))->get()->src[0].use_count() != 1)) continue;
     bool same = true;
     for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
     if (!same) continue;  // two different updates of one value: each needs the old one
@@ -205,9 +215,10 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
     // SORT the write depends on, such as an optimizer's momentum update).
     auto views_base = [&](const UOp *u) { return u == base || (u->op == Op::View && u->src[0].get() == base); };
-    std::unordered_map<const UOp *, long> allowed{{base, 0}};
-    std::unordered_set<const UOp *> same_kernel, earlier;
-    std::vector<const UOp *> todo, below;
+    NodeMap<long> allowed;
+    allowed[base] = 0;
+    NodeSet in_same_kernel, in_earlier;
+    std::vector<const UOp *> same_kernel, earlier, todo, below;
     for (const UOp *w : ws) {
       allowed[base]++;
       todo.push_back(w->src[1].get());
@@ -216,7 +227,8 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     while (!todo.empty()) {  // the writes' kernel
       const UOp *u = todo.back();
       todo.pop_back();
-      if (u == base || !same_kernel.insert(u).second) continue;
+      if (u == base || !in_same_kernel.insert(u)) continue;
+      same_kernel.push_back(u);
       if (always_realized(u)) {
         below.push_back(u);
         continue;
@@ -226,7 +238,8 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     while (!below.empty()) {  // kernels before it
       const UOp *u = below.back();
       below.pop_back();
-      if (u == base || !earlier.insert(u).second) continue;
+      if (u == base || !in_earlier.insert(u)) continue;
+      earlier.push_back(u);
       for (auto &x : u->src) below.push_back(x.get());
     }
     const bool elementwise_ok = std::all_of(ws.begin(), ws.end(), [](const UOp *w) { return is_full_overwrite(w); });
@@ -238,11 +251,11 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
           if (x.get() == base || (views_base(x.get()) && x->arg_as<shape::ShapeTracker>().contiguous())) allowed[x.get()]++;
     }
     for (const UOp *u : earlier)
-      if (!same_kernel.count(u) || always_realized(u))
+      if (!in_same_kernel.contains(u) || always_realized(u))
         for (auto &x : u->src)
           if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;
-    for (auto &[node, n] : allowed) ok &= handle.at(node)->use_count() == n;
+    allowed.for_each([&](const void *node, long n) { ok &= (*handle.find(node))->use_count() == n; });
     if (ok)
       for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
   }
@@ -253,28 +266,31 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
 // realized sources (and buffers) becoming loads from DEFINE_GLOBAL slots.
 class KernelBuilder {
  public:
-  using Buffers = std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>>;
-  KernelBuilder(const std::shared_ptr<uop::Buffer> &out, const std::set<const UOp *> &rp, const Buffers &buffer_of)
+  using Buffers = NodeMap<std::shared_ptr<uop::Buffer>>;
+  KernelBuilder(const std::shared_ptr<uop::Buffer> &out, const NodeSet &rp, const Buffers &buffer_of)
       : rp_(rp), buffer_of_(buffer_of) {
     global(out);  // slot 0: the output
   }
 
   UOpRef global(const std::shared_ptr<uop::Buffer> &b) {
-    auto [it, fresh] = slot_of_.emplace(b.get(), static_cast<int64_t>(item_.bufs.size()));
-    if (fresh) item_.bufs.push_back(b);
-    return UOp::make(Op::DefineGlobal, b->dtype, {}, it->second);
+    auto [slot, fresh] = slot_of_.insert(b.get());
+    if (fresh) {
+      *slot = static_cast<int64_t>(item_.bufs.size());
+      item_.bufs.push_back(b);
+    }
+    return UOp::make(Op::DefineGlobal, b->dtype, {}, *slot);
   }
 
   // `root`: u is the node this kernel computes (not read from its own buffer).
   UOpRef lower(const UOpRef &u, bool root) {
-    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    if (const UOpRef *m = memo_.find(u.get())) return *m;
     UOpRef r;
     if (u->op == Op::Buffer) {
       r = UOp::make(Op::View, u->dtype, {global(u->arg_as<uop::BufferArg>().buffer)},
                     shape::ShapeTracker::from_shape(shape_of(u)));
-    } else if (!root && rp_.count(u.get())) {
-      auto &b = buffer_of_.at(u.get());
-      r = UOp::make(Op::View, u->dtype, {global(b)}, shape::ShapeTracker::from_shape({b->size}).reshape(shape_of(u)));
+    } else if (!root && rp_.contains(u.get())) {
+      auto &b = *buffer_of_.find(u.get());
+      r = UOp::make(Op::View, u->dtype, {global(b)}, shape::ShapeTracker::from_shape(shape_of(u)));
     } else if (u->op == Op::View) {
       UOpRef src = lower(u->src[0], false);
       auto st = u->arg_as<shape::ShapeTracker>();
@@ -300,11 +316,11 @@ class KernelBuilder {
   }
 
  private:
-  const std::set<const UOp *> &rp_;
+  const NodeSet &rp_;
   const Buffers &buffer_of_;
   ScheduleItem item_;
-  std::unordered_map<const uop::Buffer *, int64_t> slot_of_;  // buffer -> DEFINE_GLOBAL slot
-  std::unordered_map<const UOp *, UOpRef> memo_;
+  NodeMap<int64_t> slot_of_;  // buffer -> DEFINE_GLOBAL slot
+  NodeMap<UOpRef> memo_;
 };
 
 }  // namespace
@@ -323,17 +339,18 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
 
   Schedule sched;
   sched.work_needed = work_needed(order);
-  std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> buffer_of;
+  NodeMap<std::shared_ptr<uop::Buffer>> buffer_of;
+  NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
   for (auto &node : order) {
-    if (!rp.count(node.get())) continue;
+    if (!rp.contains(node.get())) continue;
     const Shape &shape = shape_of(node);
-    const auto donation = donated.find(node.get());
-    auto out = donation != donated.end() ? donation->second : uop::Buffer::create(node->dtype, shape::prod(shape));
+    const std::shared_ptr<uop::Buffer> *donation = donated.find(node.get());
+    auto out = donation ? *donation : uop::Buffer::create(node->dtype, shape::prod(shape));
     buffer_of[node.get()] = out;
     // A Write is a copy of its base into the buffer (none when the base's own
     // buffer is written), then its stores; a whole overwrite is just its value.
     const bool write = node->op == Op::Write && !is_full_overwrite(node.get());
-    const bool copy_base = write && donation == donated.end();
+    const bool copy_base = write && !donation;
     if (!write || copy_base) {
       KernelBuilder copy(out, rp, buffer_of);
       const UOpRef &what = node->op != Op::Write ? node : write ? node->src[0] : node->src[1];
@@ -350,7 +367,9 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
       for (auto d : shape_of(node->src[1])) name += "_" + std::to_string(d);
       sched.items.push_back(stores.item(UOp::make(Op::Store, DType::Bool, src, node->arg), name));
     }
-    sched.realizes.push_back({node, uop::buffer_view(out, shape)});
+    UOpRef bv = uop::buffer_view(out, shape);
+    view_of[node.get()] = bv;
+    sched.realizes.push_back({node, std::move(bv)});
   }
   for (size_t i = 0; i < outputs.size(); i++) {
     const UOpRef &o = outputs[i];
@@ -359,7 +378,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
       sched.results.push_back(o);
       continue;
     }
-    UOpRef bv = uop::buffer_view(buffer_of.at(b.get()), shape_of(b));
+    const UOpRef &bv = *view_of.find(b.get());
     if (raw_outputs[i] != o) sched.realizes.push_back({base_of(raw_outputs[i]), bv});
     if (o->op == Op::View)
       sched.results.push_back(uop::view(bv, o->arg_as<shape::ShapeTracker>().compose_onto(uop::tracker_of(bv))));

@@ -77,13 +77,21 @@ Tensor replay_view(const Tensor &base, const TensorImpl &view) {
 // Rebuilds every live view of `base` from the base's current value. Views
 // through which gradients flow also get a fresh node from the base's current
 // one, as torch regenerates a view's grad_fn after its base changed in place.
-void refresh_views(const ImplPtr &base) {
+// A view with no gradient to regenerate that read the base's old realized
+// buffer directly is that view's storage tracker over the new value: nothing
+// to replay. `old` is the base's value before the update.
+void refresh_views(const ImplPtr &base, const UOpRef &old) {
+  const uop::UOp *old_buffer = uop::whole_buffer(old.get());
   std::vector<ImplPtr> live;  // replaying registers new views of base: collect first
   for (const auto &w : base->views)
     if (auto v = w.lock()) live.push_back(v);
   const Tensor b = TensorImpl::wrap(base);
   for (const ImplPtr &v : live) {
     const bool track = base->requires_grad && v->differentiable_view && !v->view_made_without_grad;
+    if (!track && old_buffer && v->uop->op == Op::View && v->uop->src[0].get() == old_buffer) {
+      v->uop = view(base->uop, v->uop->arg_as<shape::ShapeTracker>());
+      continue;
+    }
     autograd::GradModeGuard mode(track);
     const Tensor r = replay_view(b, *v);
     v->uop = r.uop();
@@ -147,9 +155,10 @@ Tensor &Tensor::assign(const Tensor &value) {
     target->grad_fn = TensorImpl::of(node)->grad_fn;
     target->requires_grad = true;
   }
+  const UOpRef before = target->uop;
   target->uop = updated.uop();
   ++*target->version;
-  refresh_views(target);
+  refresh_views(target, before);
   return *this;
 }
 

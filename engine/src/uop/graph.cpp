@@ -1,26 +1,11 @@
 #include "uop/graph.h"
 
-#include <mutex>
-#include <unordered_map>
 
 #include "loom/error.h"
 
 namespace loom::uop {
 
 namespace {
-// Shapes by node. Entries of dead nodes are swept whenever the map has grown
-// past twice its live size at the last sweep: amortized O(1), and dead
-// entries never outnumber live ones by much (memory stays flat in a loop).
-struct ShapeCache {
-  std::mutex mu;
-  std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, Shape>> map;
-  size_t sweep_at = 4096;
-};
-ShapeCache &shape_cache() {
-  static auto *c = new ShapeCache();
-  return *c;
-}
-
 Shape compute_shape(const UOpRef &u) {
   switch (u->op) {
     case Op::Buffer: return {u->arg_as<uop::BufferArg>().buffer->size};
@@ -41,29 +26,26 @@ Shape compute_shape(const UOpRef &u) {
 }
 }  // namespace
 
+// Memoized on the node itself: immutable nodes have one shape for life.
 const Shape &shape_of(const UOpRef &u) {
-  auto &c = shape_cache();
-  {
-    std::lock_guard<std::mutex> l(c.mu);
-    auto it = c.map.find(u.get());
-    if (it != c.map.end() && it->second.first.lock() == u) return it->second.second;
-  }
+  if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;
   // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
-  std::vector<UOpRef> chain;
-  UOpRef cur = u;
-  while (uop::is_alu(cur->op) || cur->op == Op::Cast || cur->op == Op::Contiguous) {
-    chain.push_back(cur);
-    cur = cur->src.back();
+  std::vector<const UOp *> chain;
+  const UOpRef *cur = &u;
+  while ((uop::is_alu((*cur)->op) || (*cur)->op == Op::Cast || (*cur)->op == Op::Contiguous) &&
+         !(*cur)->shape_memo.load(std::memory_order_acquire)) {
+    chain.push_back(cur->get());
+    cur = &(*cur)->src.back();
   }
-  Shape s = compute_shape(cur);
-  std::lock_guard<std::mutex> l(c.mu);
-  if (c.map.size() > c.sweep_at) {
-    for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
-    c.sweep_at = 2 * c.map.size() + 4096;
+  const Shape *known = (*cur)->shape_memo.load(std::memory_order_acquire);
+  Shape s = known ? *known : compute_shape(*cur);
+  if (!known) chain.push_back(cur->get());
+  for (const UOp *n : chain) {
+    auto *fresh = new Shape(s);
+    const Shape *expected = nullptr;
+    if (!n->shape_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
   }
-  c.map[cur.get()] = {cur, s};
-  for (auto &n : chain) c.map[n.get()] = {n, s};
-  return c.map[u.get()].second;
+  return *u->shape_memo.load(std::memory_order_acquire);
 }
 
 const UOpRef &base_of(const UOpRef &u) { return u->op == Op::View ? u->src[0] : u; }
@@ -108,8 +90,9 @@ UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
 }
 
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape) {
+  LOOM_CHECK(shape::prod(shape) == buf->size, "buffer_view: shape does not cover the buffer");
   UOpRef b = UOp::make(Op::Buffer, buf->dtype, {}, uop::BufferArg{buf});
-  return view(b, shape::ShapeTracker::from_shape({buf->size}).reshape(shape));
+  return view(b, shape::ShapeTracker::from_shape(shape));
 }
 
 }  // namespace loom::uop

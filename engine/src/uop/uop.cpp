@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "loom/error.h"
+#include "uop/node_map.h"
 
 namespace loom::uop {
 
@@ -174,16 +175,16 @@ std::string UOp::str(int depth) const {
 
 std::vector<UOpRef> toposort(const UOpRef &root) {
   std::vector<UOpRef> out;
-  std::unordered_set<const UOp *> seen;
-  std::vector<std::pair<UOpRef, size_t>> stack{{root, 0}};
+  NodeSet seen;
+  std::vector<std::pair<const UOpRef *, size_t>> stack{{&root, 0}};
   seen.insert(root.get());
   while (!stack.empty()) {
     auto &[u, i] = stack.back();
-    if (i < u->src.size()) {
-      const UOpRef &s = u->src[i++];
-      if (seen.insert(s.get()).second) stack.push_back({s, 0});
+    if (i < (*u)->src.size()) {
+      const UOpRef &s = (*u)->src[i++];
+      if (seen.insert(s.get())) stack.push_back({&s, 0});
     } else {
-      out.push_back(u);
+      out.push_back(*u);
       stack.pop_back();
     }
   }

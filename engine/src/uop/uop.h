@@ -1,6 +1,7 @@
 // UOp: an immutable, interned node {op, dtype, src, arg}. Equal fields give
 // the same object, so structural equality is pointer equality.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 #include <variant>
@@ -51,6 +52,8 @@ class UOp {
   const std::vector<UOpRef> src;
   const Arg arg;
   const size_t hash;
+  // The logical shape of a graph-level node, filled in once by shape_of.
+  mutable std::atomic<const Shape *> shape_memo{nullptr};
 
   UOpRef with_src(std::vector<UOpRef> new_src) const;
   template <typename T>
@@ -63,6 +66,9 @@ class UOp {
 
   UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
       : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
+  ~UOp() { delete shape_memo.load(std::memory_order_relaxed); }
+  UOp(const UOp &) = delete;
+  UOp &operator=(const UOp &) = delete;
 };
 
 // Convenience builders for ALU nodes; dtype follows the first operand
