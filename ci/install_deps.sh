@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache git
   libtorch-dev python3-torch          # the reference oracle (reference/)
   librapidcheck-dev googletest libgtest-dev libbenchmark-dev
-  pybind11-dev python3-numpy python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest
   # Without it libtorch's matmul uses Debian's reference BLAS (~5 GFLOP/s
   # instead of ~160-190 on 2 cores) and every matmul comparison crawls.
   libopenblas0-pthread

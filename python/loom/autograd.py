@@ -1,0 +1,65 @@
+"""Grad mode and loom.autograd.grad, as torch spells them."""
+import functools
+
+from . import _C
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+class _GradMode:
+    """A context manager and decorator that sets grad mode, then restores it."""
+
+    _mode = True
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C.set_grad_enabled(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+class no_grad(_GradMode):
+    """torch.no_grad: operations inside record nothing for backward."""
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """torch.enable_grad: recording on, inside a no_grad region too."""
+    _mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """torch.set_grad_enabled(mode): sets the mode now; as a context manager, restores it on exit."""
+
+    def __init__(self, mode):
+        self._prev = _C.is_grad_enabled()
+        self._mode = mode
+        _C.set_grad_enabled(mode)
+
+    def __enter__(self):
+        return self
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """torch.autograd.grad: gradients of outputs with respect to inputs, nothing accumulated into .grad."""
+    from ._C import Tensor
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = []
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if create_graph:
+        raise NotImplementedError("torch.autograd.grad(create_graph=True) is not supported by loom")
+    return tuple(_C.grad(outputs, inputs, list(grad_outputs), allow_unused))

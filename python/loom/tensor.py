@@ -1,0 +1,328 @@
+"""Tensor methods written in Python over the C++ ones: operators, indexing,
+in-place updates, conversions and printing, with torch's spelling."""
+import collections
+import numbers
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+
+_dt = _C.dtype
+_DTYPE_NAMES = {v: k for k, v in _dt.__members__.items()}
+_dt.__repr__ = _dt.__str__ = lambda self: "loom." + _DTYPE_NAMES[self]
+_MinMax = collections.namedtuple("_MinMax", ["values", "indices"])
+
+
+def _method(name):
+    def install(fn):
+        setattr(Tensor, name, fn)
+        return fn
+    return install
+
+
+# ---- operators
+for _name, _impl in {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "_rsub", "__mul__": "mul",
+    "__rmul__": "mul", "__truediv__": "div", "__rtruediv__": "_rdiv", "__pow__": "pow", "__rpow__": "_rpow",
+    "__floordiv__": "floor_divide", "__rfloordiv__": "_rfloor_divide", "__mod__": "remainder",
+    "__rmod__": "_rremainder", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge", "__and__": "bitwise_and", "__rand__": "bitwise_and", "__or__": "bitwise_or",
+    "__ror__": "bitwise_or", "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor",
+    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+}.items():
+    setattr(Tensor, _name, getattr(Tensor, _impl))
+Tensor.__neg__ = Tensor.neg
+Tensor.__abs__ = Tensor.abs
+Tensor.__invert__ = Tensor.bitwise_not
+Tensor.__matmul__ = Tensor.matmul
+Tensor.__hash__ = object.__hash__  # tensors hash by identity, as in torch
+Tensor.__array_priority__ = 1000  # numpy scalars on the left defer to the tensor's reflected operators
+
+
+@_method("__rmatmul__")
+def _rmatmul(self, other):
+    return other.matmul(self)
+
+
+for _name, _op in {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}.items():
+    setattr(Tensor, _name, (lambda op: lambda self, other: getattr(self, op)(other))(_op))
+
+
+# ---- properties and conversions
+Tensor.requires_grad = property(Tensor.requires_grad.fget, lambda self, v: self._requires_grad_(bool(v)))
+Tensor.T = property(lambda self: self.permute(list(range(self.ndim))[::-1]))
+Tensor.device = property(lambda self: "cpu")
+Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
+
+
+class _GradFn:
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
+
+    def __repr__(self):
+        return f"<{self._name}>"
+
+
+Tensor.grad_fn = property(lambda self: _GradFn(self._grad_fn_name) if self._grad_fn_name else None)
+
+
+@_method("requires_grad_")
+def requires_grad_(self, requires_grad=True):
+    self._requires_grad_(requires_grad)
+    return self
+
+
+@_method("item")
+def item(self):
+    return self._item()
+
+
+@_method("tolist")
+def tolist(self):
+    return self.numpy().tolist()
+
+
+@_method("__bool__")
+def _bool(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self._item())
+
+
+Tensor.__float__ = lambda self: float(self._item())
+Tensor.__int__ = lambda self: int(self._item())
+
+
+@_method("__index__")
+def _index(self):
+    if self.dtype.is_floating_point or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self._item())
+
+
+@_method("__array__")
+def _array(self, dtype=None):
+    a = self.numpy()
+    return a if dtype is None else a.astype(dtype)
+
+
+@_method("to")
+def to(self, *args, **kwargs):
+    """to(dtype), to(device) or to(device, dtype): only the CPU device here."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, _dt):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif str(a) != "cpu":
+            raise NotImplementedError(f"loom: device {a!r} is not available")
+    return self if dtype is None or dtype == self.dtype else self._cast(dtype)
+
+
+for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16, "bfloat16": _dt.bfloat16,
+                      "long": _dt.int64, "int": _dt.int32, "short": _dt.int16, "char": _dt.int8,
+                      "byte": _dt.uint8, "bool": _dt.bool}.items():
+    setattr(Tensor, _name, (lambda d: lambda self: self.to(d))(_dtype))
+
+
+@_method("type")
+def _type(self, dtype=None):
+    if dtype is None:
+        return str(self.dtype)
+    return self.to(dtype)
+
+
+@_method("clone")
+def clone(self):
+    """A copy that later in-place updates of either tensor do not reach."""
+    return self.mul(True)
+
+
+@_method("view")
+def view(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dt):
+        raise NotImplementedError("Tensor.view(dtype) is not supported by loom")
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = tuple(shape[0])
+    return self.reshape(list(shape))
+
+
+_reshape = Tensor.reshape
+
+
+@_method("reshape")
+def reshape(self, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = tuple(shape[0])
+    return _reshape(self, list(shape))
+
+
+_permute = Tensor.permute
+
+
+@_method("permute")
+def permute(self, *dims):
+    if len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
+        dims = tuple(dims[0])
+    return _permute(self, list(dims))
+
+
+_expand = Tensor.expand
+
+
+@_method("expand")
+def expand(self, *sizes):
+    if len(sizes) == 1 and not isinstance(sizes[0], numbers.Integral):
+        sizes = tuple(sizes[0])
+    return _expand(self, list(sizes))
+
+
+@_method("t")
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self if self.ndim < 2 else self.transpose(0, 1)
+
+
+@_method("max")
+def _max(self, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return self.maximum(dim)
+    return self._max_all() if dim is None else _MinMax(*self._max_dim(dim, keepdim))
+
+
+@_method("min")
+def _min(self, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return self.minimum(dim)
+    return self._min_all() if dim is None else _MinMax(*self._min_dim(dim, keepdim))
+
+
+# ---- in-place updates: the tensor (and every view sharing its storage) takes the new value
+@_method("copy_")
+def copy_(self, src):
+    self._assign(src if isinstance(src, Tensor) else _C.full([], src, None))
+    return self
+
+
+def _inplace(name):
+    def update(self, *args, **kwargs):
+        self._assign(getattr(self, name)(*args, **kwargs))
+        return self
+    update.__name__ = name + "_"
+    return update
+
+
+for _name in ("add", "sub", "mul", "div", "pow", "clamp", "neg", "abs", "exp", "log", "sqrt", "sigmoid", "tanh",
+              "relu", "masked_fill", "floor_divide", "remainder"):
+    setattr(Tensor, _name + "_", _inplace(_name))
+
+
+@_method("fill_")
+def fill_(self, value):
+    self._assign(_C.full(list(self.shape), value, self.dtype))
+    return self
+
+
+@_method("zero_")
+def zero_(self):
+    return self.fill_(0)
+
+
+# ---- indexing
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _index_tensor(it):
+    if isinstance(it, Tensor):
+        return it
+    return _C.from_numpy(np.asarray(it, dtype=np.bool_ if all(isinstance(v, bool) for v in it) else np.int64))
+
+
+def _consumed(it):
+    if it is None or it is Ellipsis:
+        return 0
+    if isinstance(it, Tensor) and it.dtype == _dt.bool:
+        return it.ndim
+    return 1
+
+
+def _apply_index(self, idx):
+    """Basic indexing (ints, slices, None, ...) gives a view; one tensor index gives a copy."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if sum(1 for it in idx if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    idx = tuple(_index_tensor(it) if isinstance(it, list) else it for it in idx)
+    specified = sum(_consumed(it) for it in idx)
+    if specified > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if sum(1 for it in idx if isinstance(it, Tensor)) > 1:
+        raise NotImplementedError("indexing with more than one tensor index is not supported by loom")
+    out, dim = self, 0
+    for it in idx:
+        if it is None:
+            out = out.unsqueeze(dim)
+            dim += 1
+        elif it is Ellipsis:
+            dim += self.ndim - specified
+        elif _is_int(it):
+            size = out.shape[dim]
+            if not -size <= it < size:
+                raise IndexError(f"index {it} is out of bounds for dimension {dim} with size {size}")
+            it = it + size if it < 0 else it
+            out = out.slice(dim, it, it + 1).squeeze(dim)
+        elif isinstance(it, slice):
+            step = 1 if it.step is None else it.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            out = out.slice(dim, it.start, it.stop, step)
+            dim += 1
+        elif isinstance(it, Tensor):
+            out = out._index(dim, it)
+            dim += 1 if it.dtype == _dt.bool else it.ndim
+        elif isinstance(it, bool):
+            raise NotImplementedError("indexing with a Python bool is not supported by loom")
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are "
+                             f"valid indices (got {type(it).__name__})")
+    return out
+
+
+Tensor.__getitem__ = _apply_index
+
+
+@_method("__setitem__")
+def _setitem(self, idx, value):
+    keys = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(k, (Tensor, list)) for k in keys):
+        mask = keys[0] if len(keys) == 1 else None
+        if isinstance(mask, Tensor) and mask.dtype == _dt.bool and not isinstance(value, Tensor):
+            self._assign(self.masked_fill(mask, value))
+            return
+        raise NotImplementedError("assignment through a tensor index is supported by loom only for a bool mask "
+                                  "and a number")
+    view = _apply_index(self, idx)
+    view._assign(value if isinstance(value, Tensor) else _C.full([], value, None))
+
+
+# ---- printing
+@_method("__repr__")
+def _repr(self):
+    values = (self if self.dtype != _dt.bfloat16 else self._cast(_dt.float32)).numpy()
+    body = np.array2string(values, separator=", ", prefix="tensor(")
+    extra = ""
+    if self.dtype not in (_dt.float32, _dt.int64, _dt.bool):
+        extra += f", dtype={self.dtype!r}"
+    if self.requires_grad:
+        extra += f", grad_fn={self.grad_fn!r}" if self.grad_fn else ", requires_grad=True"
+    return f"tensor({body}{extra})"
+
+
+Tensor.__str__ = _repr

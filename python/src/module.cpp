@@ -1,0 +1,83 @@
+// loom._C: the pybind11 module under the `loom` package. Tensor methods are
+// in tensor.cpp, functional layers in nn.cpp; this file binds dtypes,
+// creation, grad mode, autograd.grad and the engine's counters.
+#include "convert.h"
+#include "loom/autograd.h"
+
+namespace loom::python {
+
+void bind_tensor(py::module_ &m);
+void bind_nn(py::module_ &m);
+
+namespace {
+
+void bind_dtypes(py::module_ &m) {
+  py::enum_<DType> d(m, "dtype");
+  for (DType dt : kAllDTypes) d.value(dtype_name(dt), dt);
+  d.def_property_readonly("itemsize", [](DType dt) { return itemsize(dt); })
+      .def_property_readonly("is_floating_point", [](DType dt) { return is_float(dt); });
+  m.def("promote_types", &promote_types);
+}
+
+void bind_creation(py::module_ &m) {
+  m.def("empty", &Tensor::empty, py::arg("shape"), py::arg("dtype") = DType::Float32);
+  m.def("zeros", &Tensor::zeros, py::arg("shape"), py::arg("dtype") = DType::Float32);
+  m.def("ones", &Tensor::ones, py::arg("shape"), py::arg("dtype") = DType::Float32);
+  m.def("full", &Tensor::full, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none());
+  m.def("arange", py::overload_cast<Scalar, Scalar, Scalar, std::optional<DType>>(&Tensor::arange), py::arg("start"),
+        py::arg("end"), py::arg("step") = 1, py::arg("dtype") = py::none());
+  m.def("manual_seed", &Tensor::manual_seed, py::arg("seed"));
+  m.def("rand", &Tensor::rand, py::arg("shape"), py::arg("dtype") = DType::Float32);
+  m.def("randn", &Tensor::randn, py::arg("shape"), py::arg("dtype") = DType::Float32);
+  m.def("randint", &Tensor::randint, py::arg("low"), py::arg("high"), py::arg("shape"),
+        py::arg("dtype") = DType::Int64);
+  m.def("randperm", &Tensor::randperm, py::arg("n"), py::arg("dtype") = DType::Int64);
+  m.def("cat", &Tensor::cat, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", &Tensor::stack, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("from_numpy", &from_numpy, py::arg("array"));
+  m.def("realize_all", [](std::vector<Tensor> ts) { realize_all(ts); }, py::arg("tensors"));
+}
+
+void bind_autograd(py::module_ &m) {
+  m.def("is_grad_enabled", &autograd::is_grad_enabled);
+  m.def("set_grad_enabled", &autograd::set_grad_enabled, py::arg("mode"));
+  m.def("grad", &autograd::grad, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = std::vector<Tensor>{},
+        py::arg("allow_unused") = false);
+}
+
+void bind_stats(py::module_ &m) {
+  m.def("run_stats", [] {
+    RunStats s = run_stats();
+    py::dict d;
+    d["kernels_run"] = s.kernels_run;
+    d["buffers_allocated"] = s.buffers_allocated;
+    d["kernels_compiled"] = s.kernels_compiled;
+    d["cache_healed"] = s.cache_healed;
+    d["work"] = s.work;
+    d["work_needed"] = s.work_needed;
+    return d;
+  });
+  m.def("reset_run_stats", &reset_run_stats);
+  m.def("memory_stats", [] {
+    MemoryStats s = memory_stats();
+    py::dict d;
+    d["live_buffers"] = s.live_buffers;
+    d["live_bytes"] = s.live_bytes;
+    return d;
+  });
+}
+
+}  // namespace
+
+}  // namespace loom::python
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "loom's C++ engine; use it through the loom package";
+  loom::python::register_errors();
+  loom::python::bind_dtypes(m);
+  loom::python::bind_tensor(m);
+  loom::python::bind_creation(m);
+  loom::python::bind_autograd(m);
+  loom::python::bind_stats(m);
+  loom::python::bind_nn(m);
+}

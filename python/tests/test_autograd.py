@@ -1,0 +1,83 @@
+"""Gradients through the Python API against real torch."""
+import numpy as np
+import pytest
+import torch
+
+import loom
+from conftest import assert_same, both
+
+
+def test_backward_matches_torch(rng):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 2)).astype(np.float32)
+    la, ta = both(a)
+    lw, tw = both(w)
+    lw.requires_grad_()
+    tw.requires_grad_()
+    ((la @ lw).tanh() ** 2).sum().backward()
+    ((ta @ tw).tanh() ** 2).sum().backward()
+    assert_same(lw.grad, tw.grad, rtol=1e-5, atol=1e-6)
+    assert lw.is_leaf and lw.grad_fn is None
+    assert (la @ lw).grad_fn is not None and lw.grad_fn is None
+
+
+def test_grad_accumulates_and_resets():
+    x = loom.ones(3, requires_grad=True)
+    tx = torch.ones(3, requires_grad=True)
+    for _ in range(2):
+        (x * 2).sum().backward()
+        (tx * 2).sum().backward()
+    assert_same(x.grad, tx.grad)
+    x.grad = None
+    assert x.grad is None
+
+
+def test_no_grad_and_autograd_grad():
+    x = loom.tensor([1.0, 2.0], requires_grad=True)
+    with loom.no_grad():
+        y = x * 3
+    assert not y.requires_grad
+    assert loom.is_grad_enabled()
+
+    @loom.no_grad()
+    def f(t):
+        return t * 2
+    assert not f(x).requires_grad
+    (g,) = loom.autograd.grad((x ** 3).sum(), x)
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    (tg,) = torch.autograd.grad((tx ** 3).sum(), tx)
+    assert_same(g, tg)
+    assert x.grad is None
+
+
+def test_in_place_on_leaf_requiring_grad_raises_like_torch():
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        torch.ones(2, requires_grad=True).add_(1)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        loom.ones(2, requires_grad=True).add_(1)
+
+
+def test_nn_functional_matches_torch(rng):
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    lx, tx = both(x)
+    lw, tw = both(w)
+    F = torch.nn.functional
+    assert_same(loom.nn.conv2d(lx, lw, padding=1), F.conv2d(tx, tw, padding=1), rtol=1e-4, atol=1e-4)
+    assert_same(loom.nn.conv2d(lx, lw, stride=(2, 1), padding="valid"), F.conv2d(tx, tw, stride=(2, 1)),
+                rtol=1e-4, atol=1e-4)
+    assert_same(loom.nn.max_pool2d(lx, 2), F.max_pool2d(tx, 2))
+    assert_same(loom.nn.avg_pool2d(lx, 3, stride=2, padding=1), F.avg_pool2d(tx, 3, stride=2, padding=1))
+    logits = rng.standard_normal((5, 7)).astype(np.float32)
+    target = np.array([0, 3, 6, 2, 2], dtype=np.int64)
+    ll, tl = both(logits)
+    lt, tt = both(target)
+    assert_same(loom.nn.cross_entropy(ll, lt, label_smoothing=0.2), F.cross_entropy(tl, tt, label_smoothing=0.2),
+                rtol=1e-5)
+    assert_same(loom.nn.softmax(ll, -1), F.softmax(tl, -1), rtol=1e-5)
+    rm, rv = loom.zeros(3), loom.ones(3)
+    trm, trv = torch.zeros(3), torch.ones(3)
+    assert_same(loom.nn.batch_norm(lx, rm, rv, training=True), F.batch_norm(tx, trm, trv, training=True),
+                rtol=1e-4, atol=1e-5)
+    assert_same(rm, trm, rtol=1e-5, atol=1e-6)
+    assert_same(rv, trv, rtol=1e-5, atol=1e-6)
