@@ -81,3 +81,19 @@ def test_nn_functional_matches_torch(rng):
                 rtol=1e-4, atol=1e-5)
     assert_same(rm, trm, rtol=1e-5, atol=1e-6)
     assert_same(rv, trv, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_matches_torch(rng, uplo):
+    x = rng.standard_normal((40, 6)).astype(np.float32)
+    cov = np.cov(x.T).astype(np.float32)
+    cov[np.triu_indices(6, 1) if uplo == "L" else np.tril_indices(6, -1)] = 7.0  # the unread triangle
+    lc, tc = both(cov)
+    got, want = loom.linalg.eigh(lc, UPLO=uplo), torch.linalg.eigh(tc, UPLO=uplo)
+    assert_same(got.eigenvalues, want.eigenvalues, rtol=1e-5, atol=1e-5)
+    # eigenvectors are defined up to sign: compare |v| and the reconstruction
+    np.testing.assert_allclose(np.abs(got.eigenvectors.numpy()), np.abs(want.eigenvectors.numpy()), atol=1e-4)
+    with pytest.raises(RuntimeError):
+        torch.linalg.eigh(torch.ones(2, 3))
+    with pytest.raises(RuntimeError):
+        loom.linalg.eigh(loom.ones(2, 3))
