@@ -52,10 +52,13 @@ void forget_dead() {
   for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
 }
 
-// Replaces realized nodes by their buffers (bottom-up, memoized).
-UOpRef substitute_realized(const UOpRef &root) {
-  NodeMap<UOpRef> memo;
+// Replaces realized nodes by their buffers (bottom-up, memoized across the
+// roots). `rebuilt` gets each raw node that changed, with its substitute, as
+// weak references: the donation check counts strong ones.
+using Rebuilt = std::vector<std::pair<std::weak_ptr<const UOp>, std::weak_ptr<const UOp>>>;
+UOpRef substitute_realized(const UOpRef &root, NodeMap<UOpRef> &memo, Rebuilt &rebuilt) {
   for (auto &u : uop::toposort(root)) {
+    if (memo.contains(u.get())) continue;
     UOpRef r = u->op == Op::Buffer ? nullptr : lookup_realized(u);
     if (!r) {
       std::vector<UOpRef> src;
@@ -69,6 +72,7 @@ UOpRef substitute_realized(const UOpRef &root) {
       if (r->op == Op::View && r->src[0]->op == Op::View && u->src[0]->op != Op::View)
         r = uop::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(uop::tracker_of(r->src[0])));
     }
+    if (r != u) rebuilt.push_back({u, r});
     memo[u.get()] = r;
   }
   return *memo.find(root.get());
@@ -327,8 +331,12 @@ class KernelBuilder {
 
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   forget_dead();
+  Rebuilt rebuilt;
   std::vector<UOpRef> outputs;
-  for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o));
+  {
+    NodeMap<UOpRef> memo;
+    for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o, memo, rebuilt));
+  }
   std::vector<UOpRef> graphs = raw_outputs;
   graphs.insert(graphs.end(), outputs.begin(), outputs.end());
   const auto donated = find_donations(graphs);
@@ -370,6 +378,14 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     UOpRef bv = uop::buffer_view(out, shape);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
+  }
+  // A raw node whose substitute got a buffer is remembered too: the caller's
+  // graphs hold the raw node, and computing it again (after its stores went
+  // into a donated buffer) would apply an update twice.
+  for (auto &[raw, sub] : rebuilt) {
+    UOpRef r = raw.lock(), s = sub.lock();
+    if (!r || !s) continue;
+    if (const UOpRef *bv = view_of.find(s.get())) sched.realizes.push_back({r, *bv});
   }
   for (size_t i = 0; i < outputs.size(); i++) {
     const UOpRef &o = outputs[i];

@@ -2,6 +2,8 @@
 // nothing else can still read the old value, a copy first otherwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/realize.h"
 #include "loom/autograd.h"
 
@@ -66,6 +68,22 @@ TEST(InPlace, NonElementwiseReadOfTheOldValueCopies) {
   a.assign(a.flip({0}));
   const HostTensor h = a.to_host();
   for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(h.get(i), 7.0 - i);
+}
+
+// An update whose inputs were realized since it was built is substituted at
+// its first read; it is still computed once: reading it again (to_host does
+// not replace the tensor's node) reads its buffer instead of applying the
+// in-place update a second time.
+TEST(InPlace, AnUpdateReadTwiceIsAppliedOnce) {
+  Tensor a = iota({8});
+  Tensor m = iota({8}).exp();  // lazy
+  a.assign(a.mul(0.5).add(m));
+  m.realize();
+  const HostTensor first = a.to_host(), second = a.to_host();
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_FLOAT_EQ(first.get(i), 0.5 * i + std::exp(static_cast<float>(i)));
+    EXPECT_EQ(second.get(i), first.get(i));
+  }
 }
 
 }  // namespace
