@@ -7,15 +7,14 @@
 namespace loom::conformance {
 namespace {
 
-const std::vector<DType> kInts = {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64};
-
 // low/high (at least two values apart, so a draw of 8 is never all equal),
-// shape and dtype; `integral`: the values must be integers.
+// shape and dtype; `integral`: the values must be integers. Bool holds only
+// [0, 2).
 Attrs range_attrs(const CaseContext &c, Rng &rng, bool integral) {
-  const int64_t low = c.dtype == DType::UInt8 ? rng.uniform(0, 5) : rng.uniform(-6, 5);
+  const int64_t low = c.dtype == DType::Bool ? 0 : c.dtype == DType::UInt8 ? rng.uniform(0, 5) : rng.uniform(-6, 5);
   return Attrs()
       .set_int("low", low)
-      .set_int("high", low + rng.uniform(2, 9))
+      .set_int("high", c.dtype == DType::Bool ? 2 : low + rng.uniform(2, 9))
       .set_ints("shape", c.shape)
       .set_dtype("dtype", c.dtype)
       .set_bool("integral", integral);
@@ -25,7 +24,7 @@ Attrs real_range(const CaseContext &c, Rng &rng) { return range_attrs(c, rng, fa
 
 OpEntry random_entry(const std::string &name, EngineFn f, std::vector<DType> dts, Check check, AttrGen attrs) {
   OpEntry e;
-  e.name = e.method = name;
+  e.name = e.method = e.ref_op = name;
   e.engine = std::move(f);
   e.dtypes = std::move(dts);
   e.domain = [](DType dt, int, const Attrs &) { return default_domain(dt); };
@@ -44,7 +43,6 @@ OpEntry in_place(const std::string &name, Tensor &(*f)(Tensor &, const Attrs &),
       },
       std::move(dts), Check::InRange, std::move(attrs));
   e.arity = 1;
-  e.ref_op = name;
   return e;
 }
 
@@ -52,7 +50,7 @@ OpEntry in_place(const std::string &name, Tensor &(*f)(Tensor &, const Attrs &),
 
 void add_random_ops(std::vector<OpEntry> &t) {
   using namespace dtypes;
-  std::vector<DType> ints_and_floats = kInts;
+  std::vector<DType> ints_and_floats = {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64};
   ints_and_floats.insert(ints_and_floats.end(), floats.begin(), floats.end());
 
   OpEntry randint = random_entry(

@@ -132,6 +132,8 @@ void add_index_ops(OpMap &t) {
   // the same values and picks ties as loom does, by position.
   t["topk_values"] = [](const TorchArgs &x, const Attrs &a) {
     const at::Tensor &v = x.at(0);
+    // torch's own topk first: what it rejects (bool), the reference rejects too.
+    (void)at::topk(v, a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
     const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
     const at::Tensor s = std::get<0>(at::sort(v, true, dim, a.get_bool("largest")));
     return v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k"));
