@@ -430,7 +430,10 @@ void add_activations(std::vector<OpEntry> &t) {
 }  // namespace
 
 void add_nn_ops(std::vector<OpEntry> &t) {
+  // Integer matmul, linear and conv2d accumulate in the integer type and wrap
+  // as it wraps (int8 values up to 9 overflow in a sum of 4 products).
   OpEntry mm = nn_entry("matmul", "matmul", 2, [](const std::vector<Tensor> &x, const Attrs &) { return x[0].matmul(x[1]); });
+  mm.dtypes = dtypes::no_bool;
   mm.shape_fn = matmul_shapes();
   mm.reduction = true;
   t.push_back(mm);
@@ -438,11 +441,13 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   for (int bias = 0; bias < 2; ++bias) {
     OpEntry lin = nn_entry(bias ? "linear" : "linear_nobias", "linear", 2 + bias,
                            [](const std::vector<Tensor> &x, const Attrs &) { return nn::linear(x[0], x[1], opt(x, 2)); });
+    lin.dtypes = dtypes::no_bool;
     lin.shape_fn = linear_shapes(bias);
     lin.reduction = true;
     t.push_back(lin);
 
     OpEntry conv = nn_entry(bias ? "conv2d" : "conv2d_nobias", "conv2d", 2 + bias, conv_engine);
+    conv.dtypes = dtypes::no_bool;
     conv.shape_fn = conv_shapes(bias);
     conv.attrs = conv_attrs;
     conv.reduction = true;
@@ -456,6 +461,8 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   maxp.domain = [](DType, int, const Attrs &) { return Domain{-2, 2, 0.5}; };
   t.push_back(maxp);
   OpEntry avgp = nn_entry("avg_pool2d", "avg_pool2d", 1, avg_pool_engine);
+  // int64: torch's kernel sums in int64 and divides toward zero.
+  avgp.dtypes = {DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
   avgp.shape_fn = image_shape();
   avgp.attrs = [](const CaseContext &c, Rng &rng) { return pool_attrs(c, rng, false); };
   avgp.reduction = true;
