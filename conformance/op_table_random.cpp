@@ -50,14 +50,13 @@ OpEntry in_place(const std::string &name, Tensor &(*f)(Tensor &, const Attrs &),
 
 void add_random_ops(std::vector<OpEntry> &t) {
   using namespace dtypes;
-  std::vector<DType> ints_and_floats = {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64};
-  ints_and_floats.insert(ints_and_floats.end(), floats.begin(), floats.end());
+  // randint and random_ take every dtype; bool draws from [0, 2) (range_attrs).
 
   OpEntry randint = random_entry(
       "randint", [](const std::vector<Tensor> &, const Attrs &a) {
         return Tensor::randint(a.get_int("low"), a.get_int("high"), a.get_ints("shape"), a.get_dtype("dtype"));
       },
-      ints_and_floats, Check::InRange, integer_range);
+      all, Check::InRange, integer_range);
   randint.arity = 0;
   randint.shapes = ShapeKind::None;
   t.push_back(randint);
@@ -87,7 +86,7 @@ void add_random_ops(std::vector<OpEntry> &t) {
   t.push_back(normal);
   t.push_back(in_place(
       "random_", [](Tensor &x, const Attrs &a) -> Tensor & { return x.random_(a.get_int("low"), a.get_int("high")); },
-      ints_and_floats, integer_range));
+      all, integer_range));
 }
 
 }  // namespace loom::conformance
