@@ -531,7 +531,7 @@ void add_order_and_stats(std::vector<OpEntry> &t) {
     };
     e.domain = tie;
     e.max_numel = 32;
-    e.backward = values;  // the reference picks tied elements as a stable sort does (see ops_index.cpp)
+    e.backward = true;  // the reference picks tied elements as a stable sort does (see ops_index.cpp)
     t.push_back(e);
   }
 
