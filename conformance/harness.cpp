@@ -212,7 +212,7 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
   }
   if (!want) {
     if (loom_error) {
-      r.summary = "both reject: " + first_line(eng_error);
+      r.summary = "both reject: " + first_line(eng_error) + " (torch: " + ref_error + ")";
       return r;
     }
     if (!got) return fail("torch rejects (" + ref_error + "); the engine threw a non-loom error: " + eng_error);
