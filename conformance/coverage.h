@@ -8,16 +8,17 @@
 namespace loom::conformance {
 
 struct CellResult {
-  std::string op, dtype, layout, status, detail;  // status: pass / fail / unsupported
-  // The backward case of a differentiable entry on a floating dtype: pass /
-  // fail, or empty where there is none.
+  std::string op, dtype, layout, status, detail;  // status: pass / fail / gap / unsupported
+  // The backward mark: pass / fail where the table compares a gradient; gap /
+  // n/a elsewhere, as torch gives a gradient or not.
   std::string backward, backward_detail;
 };
 
 std::string coverage_dir();
 void clear_sweep_results(const std::string &op);
 void write_sweep_results(const std::string &op, const std::vector<CellResult> &cells);
-// Writes coverage.md and prints the one-line summary; non-zero when an op has no results.
+// Writes coverage.md and prints the one-line summary; non-zero when an op has
+// no results or any cell failed or is a gap.
 int write_coverage_report();
 
 }  // namespace loom::conformance

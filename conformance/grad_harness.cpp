@@ -107,6 +107,44 @@ CaseResult run_grad_case(const CaseSpec &spec) {
   return r;
 }
 
+CaseResult probe_torch_gradient(const CaseSpec &spec) {
+  const OpEntry &op = *spec.op;
+  PreparedCase c = prepare_case(spec);
+  CaseResult r;
+  std::string ref_error;
+  const std::optional<HostTensor> want = torch_forward(op, c, &ref_error);
+  if (!want) {
+    r.summary = "torch rejects the input: " + ref_error;
+    return r;
+  }
+  bool any_float = false;
+  for (DType dt : c.in_dtypes) any_float |= is_float(dt);
+  if (!any_float) {
+    r.summary = "no floating-point input: torch has nothing to differentiate";
+    return r;
+  }
+  std::vector<reference::ChainInput> chain_ins;
+  for (const LayoutInput &in : c.ins) chain_ins.push_back({in.base, in.steps});
+  const HostTensor w = random_like(want->shape, want->dtype, *c.rng);
+  reference::GradResult ref;
+  try {
+    ref = reference::run_backward(op.ref_op, chain_ins, c.attrs, w);
+  } catch (const std::exception &e) {
+    r.summary = "torch's backward raises: " + first_line(e.what());
+    return r;
+  }
+  for (size_t i = 0; i < ref.grads.size(); ++i)
+    if (ref.grads[i]) {
+      r.outcome = Outcome::Gap;
+      r.summary = "torch gives a gradient of input " + std::to_string(i) + ", the table compares none (" +
+                  (op.backward ? std::string("dtype outside the entry") : std::string("entry without backward")) + ")";
+      r.report = c.header + "\n  GAP: " + r.summary;
+      return r;
+    }
+  r.summary = "torch gives no gradient (the output does not depend differentiably on a floating input)";
+  return r;
+}
+
 CaseResult run_finite_difference_case(const CaseSpec &spec) {
   const OpEntry &op = *spec.op;
   // Off any grid, so no input sits on a kink (relu at 0, ties in max).

@@ -26,7 +26,8 @@ struct CaseSpec {
 enum class Outcome : uint8_t {
   Pass,         // matches torch (or both reject the input)
   Fail,         // differs, or the engine crashed the contract (InternalError, wrong error)
-  Unsupported,  // dtype outside the entry's set, and the engine rejected it with loom::Error
+  Gap,          // dtype outside the entry's set: torch accepts it, the engine rejects it
+  Unsupported,  // dtype outside the entry's set: torch and the engine (loom::Error naming the dtype) both reject it
 };
 const char *outcome_name(Outcome o);
 
@@ -59,6 +60,10 @@ std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c
 // The backward case: torch.autograd.grad of sum(op(inputs) * w) for a random w,
 // with respect to every floating-point input, against the engine's autograd::grad.
 CaseResult run_grad_case(const CaseSpec &spec);
+// The sweep's backward cell where the table compares no gradient (an entry
+// without backward, a dtype outside the entry, a non-floating dtype): Gap when
+// torch differentiates the case, else Pass with the reason as the summary.
+CaseResult probe_torch_gradient(const CaseSpec &spec);
 // A float64 directional finite-difference check of the engine's gradient,
 // independent of torch: (L(x + h v) - L(x - h v)) / 2h against grad . v.
 CaseResult run_finite_difference_case(const CaseSpec &spec);

@@ -56,6 +56,7 @@ void add_integer_ops(std::vector<OpEntry> &t) {
   numbers.insert(numbers.end(), dtypes::floats.begin(), dtypes::floats.end());
   t.push_back(binary_int("floor_divide", "floor_divide", &Tensor::floor_divide, numbers, division_domain));
   t.push_back(binary_int("remainder", "remainder", &Tensor::remainder, numbers, division_domain));
+  t.back().backward = true;  // torch differentiates remainder (not floor_divide)
   auto bits_domain = [](DType dt, int, const Attrs &) { return full_range(dt); };
   t.push_back(binary_int("bitwise_and", "bitwise_and", &Tensor::bitwise_and, ints_bool, bits_domain));
   t.push_back(binary_int("bitwise_or", "bitwise_or", &Tensor::bitwise_or, ints_bool, bits_domain));
@@ -67,10 +68,12 @@ void add_integer_ops(std::vector<OpEntry> &t) {
   };
   t.push_back(binary_int("bitwise_left_shift", "bitwise_left_shift", &Tensor::bitwise_left_shift, kInts, shift_domain));
   t.push_back(binary_int("bitwise_right_shift", "bitwise_right_shift", &Tensor::bitwise_right_shift, kInts, shift_domain));
-  // The same methods as add/mul/sub (so the same dtypes), over full-range values.
+  // The same methods as add/mul/sub (so the same dtypes, and their gradients
+  // on floats), over full-range values.
   t.push_back(binary_int("add_wrap", "add", &Tensor::add, dtypes::all, bits_domain));
   t.push_back(binary_int("mul_wrap", "mul", &Tensor::mul, dtypes::all, bits_domain));
   t.push_back(binary_int("sub_wrap", "sub", &Tensor::sub, dtypes::no_bool, bits_domain));
+  for (size_t i = t.size() - 3; i < t.size(); ++i) t[i].backward = true;
 
   OpEntry bnot;
   bnot.name = bnot.method = bnot.ref_op = "bitwise_not";

@@ -351,6 +351,9 @@ void add_activations(std::vector<OpEntry> &t) {
   });
   sm.attrs = dim_attrs;
   sm.reduction = true;
+  // torch runs no kernel on an empty input, which then takes every dtype; a
+  // non-empty integer or bool input both reject.
+  sm.dtypes = dtypes::all;
   t.push_back(sm);
   OpEntry lsm = sm;
   lsm.name = lsm.method = lsm.ref_op = "log_softmax";
@@ -391,9 +394,15 @@ void add_activations(std::vector<OpEntry> &t) {
   OpEntry hardtanh = nn_entry("hardtanh", "hardtanh", 1, [](const std::vector<Tensor> &x, const Attrs &a) {
     return nn::hardtanh(x[0], a.get_double("min_val"), a.get_double("max_val"));
   });
-  hardtanh.attrs = [](const CaseContext &, Rng &rng) {
-    const double lo = rng.pick(std::vector<double>{-1.0, -0.5, -2.0});
-    return Attrs().set_double("min_val", lo).set_double("max_val", lo + rng.pick(std::vector<double>{0.0, 1.0, 2.0}));
+  // Integers: torch truncates the bounds; uint8 takes them only where they
+  // truncate to non-negative values (else both reject).
+  hardtanh.dtypes = dtypes::no_bool;
+  hardtanh.attrs = [](const CaseContext &c, Rng &rng) {
+    const double lo = is_float(c.dtype) ? rng.pick(std::vector<double>{-1.0, -0.5, -2.0})
+                                        : rng.pick(std::vector<double>{-2.5, -1.0, -0.5, 0.0, 1.5});
+    const double width = is_float(c.dtype) ? rng.pick(std::vector<double>{0.0, 1.0, 2.0})
+                                           : rng.pick(std::vector<double>{0.0, 1.0, 2.5});
+    return Attrs().set_double("min_val", lo).set_double("max_val", lo + width);
   };
   hardtanh.domain = leaky.domain;  // values on the bounds
   t.push_back(hardtanh);
@@ -404,12 +413,16 @@ void add_activations(std::vector<OpEntry> &t) {
     if (a.has("max")) hi = a.get_scalar("max");
     return x[0].clamp(lo, hi);
   });
-  clamp.dtypes = dtypes::no_bool;
+  // Bool: torch clamps in the bounds' dtype (int64 for int bounds, float32 for
+  // float ones) and rejects bool bounds.
+  clamp.dtypes = dtypes::all;
   clamp.attrs = [](const CaseContext &c, Rng &rng) {
     Attrs a;
     const int which = static_cast<int>(pick(rng, 0, 2));  // 0: both, 1: min only, 2: max only
     const Domain d{-2, 2, is_float(c.dtype) ? 0.5 : 1};
-    const DType kind = rng.coin(0.2) ? DType::Float32 : c.dtype;
+    const DType kind = rng.coin(0.2)                                ? DType::Float32
+                       : c.dtype == DType::Bool && rng.coin(0.75) ? DType::Int64
+                                                                  : c.dtype;
     if (which != 2) a.set_scalar("min", random_scalar_for(kind, d, rng));
     if (which != 1) a.set_scalar("max", random_scalar_for(kind, d, rng));
     return a;
@@ -421,6 +434,9 @@ void add_activations(std::vector<OpEntry> &t) {
   OpEntry dropout = nn_entry("dropout", "dropout", 1, [](const std::vector<Tensor> &x, const Attrs &a) {
     return nn::dropout(x[0], a.get_double("p"), a.get_bool("training"));
   });
+  // Integers and bool: torch returns the input (p = 0, eval) or multiplies it
+  // by zero (p = 1); a p between raises.
+  dropout.dtypes = dtypes::all;
   dropout.attrs = [](const CaseContext &, Rng &rng) {
     return Attrs().set_double("p", rng.coin() ? 0.0 : 1.0).set_bool("training", rng.coin(0.8));
   };
@@ -430,7 +446,10 @@ void add_activations(std::vector<OpEntry> &t) {
 }  // namespace
 
 void add_nn_ops(std::vector<OpEntry> &t) {
+  // Integer matmul, linear and conv2d accumulate in the integer type and wrap
+  // as it wraps (int8 values up to 9 overflow in a sum of 4 products).
   OpEntry mm = nn_entry("matmul", "matmul", 2, [](const std::vector<Tensor> &x, const Attrs &) { return x[0].matmul(x[1]); });
+  mm.dtypes = dtypes::no_bool;
   mm.shape_fn = matmul_shapes();
   mm.reduction = true;
   t.push_back(mm);
@@ -438,11 +457,13 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   for (int bias = 0; bias < 2; ++bias) {
     OpEntry lin = nn_entry(bias ? "linear" : "linear_nobias", "linear", 2 + bias,
                            [](const std::vector<Tensor> &x, const Attrs &) { return nn::linear(x[0], x[1], opt(x, 2)); });
+    lin.dtypes = dtypes::no_bool;
     lin.shape_fn = linear_shapes(bias);
     lin.reduction = true;
     t.push_back(lin);
 
     OpEntry conv = nn_entry(bias ? "conv2d" : "conv2d_nobias", "conv2d", 2 + bias, conv_engine);
+    conv.dtypes = dtypes::no_bool;
     conv.shape_fn = conv_shapes(bias);
     conv.attrs = conv_attrs;
     conv.reduction = true;
@@ -456,6 +477,8 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   maxp.domain = [](DType, int, const Attrs &) { return Domain{-2, 2, 0.5}; };
   t.push_back(maxp);
   OpEntry avgp = nn_entry("avg_pool2d", "avg_pool2d", 1, avg_pool_engine);
+  // int64: torch's kernel sums in int64 and divides toward zero.
+  avgp.dtypes = {DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
   avgp.shape_fn = image_shape();
   avgp.attrs = [](const CaseContext &c, Rng &rng) { return pool_attrs(c, rng, false); };
   avgp.reduction = true;

@@ -7,15 +7,14 @@
 namespace loom::conformance {
 namespace {
 
-const std::vector<DType> kInts = {DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64};
-
 // low/high (at least two values apart, so a draw of 8 is never all equal),
-// shape and dtype; `integral`: the values must be integers.
+// shape and dtype; `integral`: the values must be integers. Bool holds only
+// [0, 2).
 Attrs range_attrs(const CaseContext &c, Rng &rng, bool integral) {
-  const int64_t low = c.dtype == DType::UInt8 ? rng.uniform(0, 5) : rng.uniform(-6, 5);
+  const int64_t low = c.dtype == DType::Bool ? 0 : c.dtype == DType::UInt8 ? rng.uniform(0, 5) : rng.uniform(-6, 5);
   return Attrs()
       .set_int("low", low)
-      .set_int("high", low + rng.uniform(2, 9))
+      .set_int("high", c.dtype == DType::Bool ? 2 : low + rng.uniform(2, 9))
       .set_ints("shape", c.shape)
       .set_dtype("dtype", c.dtype)
       .set_bool("integral", integral);
@@ -25,7 +24,7 @@ Attrs real_range(const CaseContext &c, Rng &rng) { return range_attrs(c, rng, fa
 
 OpEntry random_entry(const std::string &name, EngineFn f, std::vector<DType> dts, Check check, AttrGen attrs) {
   OpEntry e;
-  e.name = e.method = name;
+  e.name = e.method = e.ref_op = name;
   e.engine = std::move(f);
   e.dtypes = std::move(dts);
   e.domain = [](DType dt, int, const Attrs &) { return default_domain(dt); };
@@ -44,7 +43,6 @@ OpEntry in_place(const std::string &name, Tensor &(*f)(Tensor &, const Attrs &),
       },
       std::move(dts), Check::InRange, std::move(attrs));
   e.arity = 1;
-  e.ref_op = name;
   return e;
 }
 
@@ -52,14 +50,13 @@ OpEntry in_place(const std::string &name, Tensor &(*f)(Tensor &, const Attrs &),
 
 void add_random_ops(std::vector<OpEntry> &t) {
   using namespace dtypes;
-  std::vector<DType> ints_and_floats = kInts;
-  ints_and_floats.insert(ints_and_floats.end(), floats.begin(), floats.end());
+  // randint and random_ take every dtype; bool draws from [0, 2) (range_attrs).
 
   OpEntry randint = random_entry(
       "randint", [](const std::vector<Tensor> &, const Attrs &a) {
         return Tensor::randint(a.get_int("low"), a.get_int("high"), a.get_ints("shape"), a.get_dtype("dtype"));
       },
-      ints_and_floats, Check::InRange, integer_range);
+      all, Check::InRange, integer_range);
   randint.arity = 0;
   randint.shapes = ShapeKind::None;
   t.push_back(randint);
@@ -89,7 +86,7 @@ void add_random_ops(std::vector<OpEntry> &t) {
   t.push_back(normal);
   t.push_back(in_place(
       "random_", [](Tensor &x, const Attrs &a) -> Tensor & { return x.random_(a.get_int("low"), a.get_int("high")); },
-      ints_and_floats, integer_range));
+      all, integer_range));
 }
 
 }  // namespace loom::conformance

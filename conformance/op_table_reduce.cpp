@@ -57,7 +57,9 @@ OpEntry arg_reduction(const std::string &name, bool is_max) {
   e.engine = [is_max](const std::vector<Tensor> &x, const Attrs &a) {
     return is_max ? x[0].argmax(a.opt_int("dim"), a.get_bool("keepdim")) : x[0].argmin(a.opt_int("dim"), a.get_bool("keepdim"));
   };
-  e.dtypes = dtypes::no_bool;  // torch has no bool argmax/argmin
+  // torch has no bool kernel, but answers bool where it runs none (a reduced
+  // dim of size 1, an empty result); elsewhere both reject.
+  e.dtypes = dtypes::all;
   e.domain = [](DType dt, int, const Attrs &) { return tie_domain(dt); };
   e.attrs = [](const CaseContext &c, Rng &rng) {
     Attrs a;

@@ -97,9 +97,8 @@ TEST(OpTable, EntriesAreWellFormed) {
     EXPECT_TRUE(e.domain);
     EXPECT_FALSE(e.dtypes.empty());
     EXPECT_EQ(e.inputs_for(DType::Float32).size(), static_cast<size_t>(e.arity));
-    if (e.check == Check::Values || e.check == Check::ShapeDtype) {
-      EXPECT_TRUE(reference::knows(e.ref_op)) << e.ref_op;
-    }
+    // Every entry asks torch, at least which inputs it accepts (random entries compare no values).
+    EXPECT_TRUE(reference::knows(e.ref_op)) << "no reference op: '" << e.ref_op << "'";
   }
 }
 

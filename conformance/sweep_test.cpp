@@ -40,16 +40,25 @@ TEST_P(OpSweep, EveryDTypeAndLayout) {
       spec.layouts = ls;
       spec.seed = std::hash<std::string>{}(op.name + "/" + dtype_name(dt) + "/" + (ls.empty() ? "-" : layout_name(ls[0])));
       const CaseResult r = run_case(spec);
-      CellResult cell{op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]), outcome_name(r.outcome),
-                      r.outcome == Outcome::Pass ? "" : r.summary, "", ""};
-      if (r.outcome == Outcome::Fail && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
-      if (op.backward && is_float(dt) && op.supports(dt)) {
-        const CaseResult g = run_grad_case(spec);
-        // A case with nothing to compare (torch rejects the input) is not a pass.
-        cell.backward = g.outcome == Outcome::Fail ? "fail" : g.summary.empty() ? "pass" : "n/a";
-        cell.backward_detail = g.summary;
-        if (g.outcome == Outcome::Fail && ++failures <= kMaxReportedFailures) ADD_FAILURE() << g.report;
-      }
+      // A dtype inside the entry whose input both torch and the engine reject
+      // compares no values: it counts as unsupported (both reject), not as a pass.
+      const bool both_reject = r.outcome == Outcome::Pass && r.summary.rfind("both reject", 0) == 0;
+      CellResult cell{op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]),
+                      both_reject ? "unsupported" : outcome_name(r.outcome), r.summary, "", ""};
+      const bool failed = r.outcome == Outcome::Fail || r.outcome == Outcome::Gap;
+      if (failed && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
+      // The backward mark: compared where the entry is differentiable on this
+      // dtype; elsewhere torch is asked whether it would give a gradient.
+      const bool compared = op.backward && is_float(dt) && op.supports(dt);
+      const CaseResult g = compared ? run_grad_case(spec) : probe_torch_gradient(spec);
+      // A compared case with nothing to compare (torch rejects the input) is n/a, not a pass.
+      cell.backward = g.outcome == Outcome::Fail ? "fail"
+                      : g.outcome == Outcome::Gap ? "gap"
+                      : compared && g.summary.empty() ? "pass"
+                                                      : "n/a";
+      cell.backward_detail = g.summary;
+      if ((g.outcome == Outcome::Fail || g.outcome == Outcome::Gap) && ++failures <= kMaxReportedFailures)
+        ADD_FAILURE() << g.report;
       cells.push_back(cell);
     }
   }

@@ -132,16 +132,21 @@ void add_index_ops(OpMap &t) {
   // the same values and picks ties as loom does, by position.
   t["topk_values"] = [](const TorchArgs &x, const Attrs &a) {
     const at::Tensor &v = x.at(0);
+    // torch's own topk first: what it rejects (bool), the reference rejects too.
+    (void)at::topk(v, a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
     const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
     const at::Tensor s = std::get<0>(at::sort(v, true, dim, a.get_bool("largest")));
     return v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k"));
   };
-  // Tied elements may come in any order, so the indices are checked through
-  // the values they select.
+  // The indices are checked through the values they select; ties are picked
+  // by the stable sort, as for topk_values, so the gradient through gather
+  // reaches the same elements.
   t["topk_indices_gathered"] = [](const TorchArgs &x, const Attrs &a) {
-    const int64_t dim = a.get_int("dim");
-    at::Tensor i = std::get<1>(at::topk(x.at(0), a.get_int("k"), dim, a.get_bool("largest"), true));
-    return at::gather(x.at(0), x.at(0).dim() == 0 ? 0 : dim, i);
+    const at::Tensor &v = x.at(0);
+    (void)at::topk(v, a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
+    const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
+    const at::Tensor s = std::get<1>(at::sort(v, true, dim, a.get_bool("largest")));
+    return at::gather(v, dim, v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k")));
   };
   t["max_dim_values"] = [](const TorchArgs &x, const Attrs &a) {
     return std::get<0>(at::max(x.at(0), a.get_int("dim"), a.get_bool("keepdim")));

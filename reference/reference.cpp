@@ -341,6 +341,19 @@ const OpMap &ops() {
       at::Tensor v = x.at(0);
       return v.random_(a.get_int("low"), a.get_int("high"));
     };
+    // Random creation: likewise, which dtypes and arguments torch accepts.
+    t["rand"] = [](const TorchArgs &, const Attrs &a) {
+      return at::rand(a.get_ints("shape"), creation_options(a, DType::Float32));
+    };
+    t["randn"] = [](const TorchArgs &, const Attrs &a) {
+      return at::randn(a.get_ints("shape"), creation_options(a, DType::Float32));
+    };
+    t["randint"] = [](const TorchArgs &, const Attrs &a) {
+      return at::randint(a.get_int("low"), a.get_int("high"), a.get_ints("shape"), creation_options(a, DType::Int64));
+    };
+    t["randperm"] = [](const TorchArgs &, const Attrs &a) {
+      return at::randperm(a.get_int("n"), creation_options(a, DType::Int64));
+    };
     return t;
   }();
   return table;

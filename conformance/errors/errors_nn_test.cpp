@@ -14,12 +14,15 @@ namespace {
 
 Tensor f32(const Shape &s) { return Tensor::zeros(s, DType::Float32); }
 Tensor i64(const Shape &s) { return Tensor::zeros(s, DType::Int64); }
+Tensor b8(const Shape &s) { return Tensor::zeros(s, DType::Bool); }
 
 TEST(ErrorsNN, MatmulShapesAndRanks) {
   expect_error([] { f32({2, 3}).matmul(f32({4, 5})).to_host(); }, {"2x3", "4x5"});
   expect_error([] { f32({}).matmul(f32({3})).to_host(); }, {"0D"});
   expect_error([] { f32({2, 3}).matmul(Tensor::zeros({3, 2}, DType::Float64)).to_host(); }, {"float32", "float64"});
-  expect_error<TypeError>([] { i64({2, 3}).matmul(i64({3, 2})).to_host(); }, {"int64"});
+  // Integer matmul is torch's too; bool is not.
+  expect_error<TypeError>([] { b8({2, 3}).matmul(b8({3, 2})).to_host(); }, {"bool"});
+  expect_error<TypeError>([] { nn::linear(b8({2, 3}), b8({4, 3})).to_host(); }, {"bool"});
   expect_error([] { nn::linear(f32({2, 3}), f32({4, 2})).to_host(); }, {"2x3"});
   expect_error([] { nn::linear(f32({2, 3}), f32({4, 3}), f32({4, 1})).to_host(); }, {"(4, 1)"});
 }
@@ -37,7 +40,11 @@ TEST(ErrorsNN, Conv2dChecksChannelsRanksAndSizes) {
   expect_error<ValueError>([] { nn::conv2d(f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), std::nullopt, 1, "full").to_host(); },
                            {"full"});
   expect_error([] { nn::conv2d(f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), std::nullopt, 0).to_host(); }, {"stride"});
-  expect_error<TypeError>([] { nn::conv2d(i64({1, 3, 5, 5}), i64({4, 3, 3, 3})).to_host(); }, {"int64"});
+  expect_error<TypeError>([] { nn::conv2d(b8({1, 3, 5, 5}), b8({4, 3, 3, 3})).to_host(); }, {"bool"});
+  // torch's dilated integer path is int64's only.
+  auto i8 = [](const Shape &s) { return Tensor::zeros(s, DType::Int8); };
+  expect_error<TypeError>([&] { nn::conv2d(i8({1, 3, 5, 5}), i8({4, 3, 2, 2}), std::nullopt, 1, 0, 2).to_host(); },
+                          {"dilated", "int8"});
 }
 
 TEST(ErrorsNN, PoolsCheckKernelPaddingAndRank) {

@@ -33,7 +33,8 @@ struct Padding2 {
 };
 
 // ---- linear algebra
-// y = x @ w^T + b; x (*, in), w (out, in) or (in), b (out).
+// y = x @ w^T + b; x (*, in), w (out, in) or (in), b (out). linear and conv2d
+// take integer dtypes as torch does: an integer result, wrapping as it wraps.
 Tensor linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias = std::nullopt);
 
 // ---- convolution and pooling; input (N, C, H, W) or unbatched (C, H, W)
@@ -49,6 +50,7 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
 // Each window's sum is divided by divisor_override (nonzero) when given, else
 // by the window clipped to the padded input (count_include_pad) or to the
 // input (!count_include_pad); in ceil_mode the last windows may be clipped.
+// int64 input: an int64 sum divided toward zero, as torch's int64 kernel does.
 Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride = std::nullopt,
                   Pair2 padding = 0, bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt);

@@ -131,6 +131,7 @@ class Tensor {
 
   // ---- linear algebra
   // torch.matmul: 1-d operands are promoted and squeezed back, batch dims broadcast.
+  // Integer operands give the integer dtype, the sum wrapping as it wraps (no bool).
   Tensor matmul(const Tensor &o) const;
 
   // ---- reductions; empty dims = all dims

@@ -13,11 +13,12 @@ using namespace nn::detail;
 
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
   if (!min && !max) throw Error("clamp: At least one of 'min' or 'max' must not be None; got " + str());
-  if (dtype() == DType::Bool) throw TypeError("clamp: not implemented for dtype bool; got " + str());
-  // torch.clamp's dtype: the tensor's, lifted by a scalar of a higher category.
+  // torch.clamp's dtype: the tensor's, lifted by a scalar of a higher category
+  // (a bool tensor with an int bound clamps in int64); torch has no bool kernel.
   DType dt = dtype();
   if (min) dt = result_type(dt, *min);
   if (max) dt = result_type(dt, *max);
+  if (dt == DType::Bool) throw TypeError("clamp: not implemented for dtype bool (bool bounds); got " + str());
   std::optional<Tensor> lo, hi;
   if (min) lo = Tensor::full({}, *min, dt);
   if (max) hi = Tensor::full({}, *max, dt);
@@ -52,8 +53,10 @@ Tensor zero_like(const Tensor &t) { return Tensor::zeros({}, t.dtype()); }
 }  // namespace
 
 Tensor softmax(const Tensor &x, int64_t dim) {
-  require_float(x, "softmax");
   const int64_t d = tensor::wrap_dim(dim, x.ndim(), "softmax");
+  // torch runs no kernel on an empty input, so it takes every dtype there.
+  if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());
+  require_float(x, "softmax");
   if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x).add(1) : x.mul(1);
   return in_f32(x, "softmax", [d](const Tensor &v) {
     Tensor e = v.sub(v.amax({d}, true).detach()).exp();
@@ -62,8 +65,9 @@ Tensor softmax(const Tensor &x, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor &x, int64_t dim) {
-  require_float(x, "log_softmax");
   const int64_t d = tensor::wrap_dim(dim, x.ndim(), "log_softmax");
+  if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());  // as softmax
+  require_float(x, "log_softmax");
   if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x) : x.mul(1);
   return in_f32(x, "log_softmax", [d](const Tensor &v) {
     Tensor s = v.sub(v.amax({d}, true).detach());
@@ -113,10 +117,18 @@ Tensor softplus(const Tensor &x, double beta, double threshold) {
 }
 
 Tensor hardtanh(const Tensor &x, double min_val, double max_val) {
-  require_float(x, "hardtanh");
+  if (x.dtype() == DType::Bool) throw TypeError("hardtanh: Bool inputs not supported for hardtanh (dtype bool)");
   if (min_val > max_val)
     throw ValueError("hardtanh: min_val cannot be greater than max_val, got " + std::to_string(min_val) + " and " +
                      std::to_string(max_val));
+  if (!is_float(x.dtype())) {
+    // torch's integer hardtanh: the bounds truncated to integers, then clamp.
+    const auto lo = static_cast<long long>(min_val), hi = static_cast<long long>(max_val);
+    if (x.dtype() == DType::UInt8 && (lo < 0 || hi < 0))
+      throw Error("hardtanh: cannot do hardtanh on an unsigned type with negative limits (dtype uint8, limits " +
+                  std::to_string(lo) + " and " + std::to_string(hi) + ")");
+    return x.clamp(Scalar(lo), Scalar(hi));
+  }
   auto forward = [&] {
     Tensor lo = Tensor::full({}, min_val, x.dtype()), hi = Tensor::full({}, max_val, x.dtype());
     return x.maximum(lo).minimum(hi);
@@ -134,9 +146,13 @@ Tensor hardtanh(const Tensor &x, double min_val, double max_val) {
 Tensor dropout(const Tensor &x, double p, bool training) {
   if (!(p >= 0 && p <= 1))
     throw ValueError("dropout: dropout probability has to be between 0 and 1, but got " + std::to_string(p));
-  require_float(x, "dropout");
-  if (!training || p == 0) return x;
+  // torch returns the input, or multiplies it by zero, before it draws
+  // anything, so those cases take every dtype.
+  if (!training || p == 0 || x.numel() == 0) return x;
   if (p == 1) return x.mul(Tensor::zeros({}, x.dtype()));
+  if (!is_float(x.dtype()))
+    throw TypeError(std::string("dropout: result type Float can't be cast to the desired output type ") +
+                    dtype_name(x.dtype()));
   Tensor keep = Tensor::rand(x.shape()).ge(Tensor::full({}, p));
   return in_f32(x, "dropout", [&](const Tensor &v) { return v.mul(keep.cast(v.dtype())).div(1 - p); });
 }

@@ -61,12 +61,19 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
 
 std::string pair_str(Pair2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
 
+// The dtypes torch's kernels take: conv2d every number type, avg_pool2d the
+// floating ones and int64, the other pools the floating ones.
+using DTypeCheck = void (*)(const Tensor &, const char *op, const char *what);
+void require_float_or_int64(const Tensor &t, const char *op, const char *what) {
+  if (t.dtype() != DType::Int64) require_float(t, op, what);
+}
+
 // Accepts (N, C, H, W) or (C, H, W); returns the 4-d form.
-Tensor batched(const Tensor &x, const char *op) {
+Tensor batched(const Tensor &x, const char *op, DTypeCheck check_dtype = require_float) {
   if (x.ndim() != 3 && x.ndim() != 4)
     throw Error(std::string(op) + ": Expected 3D (unbatched) or 4D (batched) input, but got input of size: " +
                 shape_of(x));
-  require_float(x, op);
+  check_dtype(x, op, "input");
   return x.ndim() == 3 ? x.unsqueeze(0) : x;
 }
 
@@ -130,7 +137,7 @@ std::pair<PoolDim, PoolDim> pool_dims(const Tensor &input, const Tensor &x4, Pai
 }
 
 // x4 padded (reading pad_value) and cut into windows: (N, C, Ho, Wo, kh, kw).
-Tensor pool_windows(const Tensor &x4, const PoolDim &h, const PoolDim &w, double pad_value) {
+Tensor pool_windows(const Tensor &x4, const PoolDim &h, const PoolDim &w, Scalar pad_value) {
   Tensor padded = x4.pad({{0, 0}, {0, 0}, {h.p, h.p + h.extra()}, {w.p, w.p + w.extra()}}, pad_value);
   Tensor win = windows_2d(padded, Pair2(h.k, w.k), Pair2(h.s, w.s), Pair2(h.d, w.d));
   LOOM_CHECK(win.size(2) == h.out() && win.size(3) == w.out(), "pool windows do not match torch's output size");
@@ -149,6 +156,14 @@ Tensor reads_input(const PoolDim &dim) {
   return Tensor::from_vector(v, {dim.out(), dim.k}, DType::Bool);
 }
 
+// An integer window sum divided as torch's int64 kernel divides: C division,
+// rounding toward zero.
+Tensor divide_toward_zero(const Tensor &sum, const Tensor &divisor) {
+  const Tensor zero = Tensor::zeros({}, sum.dtype());
+  const Tensor q = sum.abs().floor_divide(divisor.abs());
+  return sum.lt(zero).ne(divisor.lt(zero)).where(q.neg(), q);
+}
+
 // torch's avg_pool divisor along one dim: the window clipped to the padded
 // input [-p, n + p), or without count_include_pad to the input [0, n).
 std::vector<int64_t> avg_divisors(const PoolDim &dim, bool count_include_pad) {
@@ -165,7 +180,7 @@ std::vector<int64_t> avg_divisors(const PoolDim &dim, bool count_include_pad) {
 Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias, Pair2 stride,
               Padding2 padding, Pair2 dilation, int64_t groups) {
   const char *op = "conv2d";
-  Tensor x = batched(input, op);
+  Tensor x = batched(input, op, require_number);
   if (weight.ndim() != 4)
     throw Error("conv2d: Expected 4-dimensional weight for 4-dimensional input " + shape_of(x) +
                 ", but got weight of size " + shape_of(weight));
@@ -207,6 +222,11 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
                 std::to_string(wp) + "). Kernel size: (" + std::to_string(dilation.h * (k.h - 1) + 1) + " x " +
                 std::to_string(dilation.w * (k.w - 1) + 1) + "). Kernel size can't be greater than actual input size");
   const DType dt = input.dtype();
+  // torch's integer kernels: slow_conv2d takes every integer type, its dilated
+  // path only int64; an input without batch or channels runs neither.
+  const bool dilated = dilation.h != 1 || dilation.w != 1;
+  if (dilated && !is_float(dt) && dt != DType::Int64 && n != 0 && c != 0)
+    throw TypeError(std::string("conv2d: a dilated convolution is not implemented for dtype ") + dtype_name(dt));
   Tensor xp = up(x).pad({{0, 0}, {0, 0}, {pad_lo.h, pad_hi.h}, {pad_lo.w, pad_hi.w}});
   Tensor win = windows_2d(xp, k, stride, dilation);  // (N, C, Ho, Wo, kh, kw)
   const int64_t oh = win.size(2), ow = win.size(3), og = o / groups;
@@ -253,14 +273,16 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
 
 Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
-  Tensor x = batched(input, "avg_pool2d");
+  Tensor x = batched(input, "avg_pool2d", require_float_or_int64);
   if (divisor_override && *divisor_override == 0) throw Error("avg_pool2d: divisor must be not zero");
   const auto [dh, dw] = pool_dims(input, x, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode,
                                   "avg_pool2d");
-  Tensor sum = pool_windows(up(x), dh, dw, 0).sum({4, 5});
+  Tensor sum = pool_windows(up(x), dh, dw, is_float(x.dtype()) ? Scalar(0.0) : Scalar(0)).sum({4, 5});
+  const bool integer = !is_float(sum.dtype());
   Tensor r;
   if (divisor_override) {
-    r = sum.div(static_cast<double>(*divisor_override));
+    r = integer ? divide_toward_zero(sum, Tensor::full({}, static_cast<long long>(*divisor_override), sum.dtype()))
+                : sum.div(static_cast<double>(*divisor_override));
   } else {
     const std::vector<int64_t> vh = avg_divisors(dh, count_include_pad), vw = avg_divisors(dw, count_include_pad);
     std::vector<double> div;
@@ -268,8 +290,9 @@ Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
       for (int64_t b : vw) div.push_back(static_cast<double>(a * b));
     // One divisor for all windows (the usual case) stays a scalar.
     const bool uniform = std::all_of(div.begin(), div.end(), [&](double v) { return v == div[0]; });
-    r = uniform ? sum.div(div[0])
-                : sum.div(Tensor::from_vector(div, {dh.out(), dw.out()}, sum.dtype()));
+    const Tensor divisor = uniform ? Tensor::full({}, static_cast<long long>(div[0]), sum.dtype())
+                                   : Tensor::from_vector(div, {dh.out(), dw.out()}, sum.dtype());
+    r = integer ? divide_toward_zero(sum, divisor) : uniform ? sum.div(div[0]) : sum.div(divisor);
   }
   return unbatched_like(r.cast(input.dtype()), input);
 }

@@ -1,4 +1,6 @@
 // matmul (Tensor method) and linear: a broadcast multiply and a sum over k.
+// Integer operands give an integer result: the sum wraps to the dtype as
+// torch's integer gemm does (the sum modulo 2^bits, whatever the order).
 #include "nn/nn_util.h"
 
 namespace loom {
@@ -12,7 +14,7 @@ Tensor Tensor::matmul(const Tensor &o) const {
   if (dtype() != o.dtype())
     throw Error(std::string("matmul: expected both operands to have the same dtype, but got ") + dtype_name(dtype()) +
                 " and " + dtype_name(o.dtype()));
-  require_float(*this, "matmul");
+  require_number(*this, "matmul");
   const bool a_vec = ndim() == 1, b_vec = o.ndim() == 1;
   Tensor a = a_vec ? unsqueeze(0) : *this;  // (k) -> (1, k)
   Tensor b = b_vec ? o.unsqueeze(1) : o;    // (k) -> (k, 1)
@@ -38,7 +40,7 @@ Tensor linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor>
   if (weight.dtype() != x.dtype() || (bias && bias->dtype() != x.dtype()))
     throw Error(std::string("linear: expected input, weight and bias of one dtype, got ") + dtype_name(x.dtype()) +
                 ", " + dtype_name(weight.dtype()) + (bias ? std::string(", ") + dtype_name(bias->dtype()) : ""));
-  require_float(x, "linear");
+  require_number(x, "linear");
   // Half types: one rounding after the bias, like torch's float32 addmm.
   Tensor y = up(x).matmul(up(weight.ndim() == 2 ? weight.transpose(0, 1) : weight));
   if (bias) y = y.add(up(*bias));

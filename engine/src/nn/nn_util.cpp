@@ -8,6 +8,12 @@ void require_float(const Tensor &t, const char *op, const char *what) {
                     dtype_name(t.dtype()));
 }
 
+void require_number(const Tensor &t, const char *op, const char *what) {
+  if (t.dtype() == DType::Bool)
+    throw TypeError(std::string(op) + ": " + what + " must be a number, not implemented for dtype " +
+                    dtype_name(t.dtype()));
+}
+
 bool is_half(DType dt) { return dt == DType::Float16 || dt == DType::BFloat16; }
 DType compute_dtype(DType dt) { return is_half(dt) ? DType::Float32 : dt; }
 Tensor up(const Tensor &t) { return t.cast(compute_dtype(t.dtype())); }

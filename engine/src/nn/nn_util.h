@@ -10,6 +10,9 @@ namespace loom::nn::detail {
 
 // Throws TypeError naming the op and dtype unless t is floating point.
 void require_float(const Tensor &t, const char *op, const char *what = "input");
+// Throws TypeError naming the op and dtype for bool: torch has integer kernels
+// (integer accumulation, wrapping as the integer type wraps) but no bool ones.
+void require_number(const Tensor &t, const char *op, const char *what = "input");
 // The dtype the math runs in: float32 for float16/bfloat16, else the dtype.
 DType compute_dtype(DType dt);
 bool is_half(DType dt);

@@ -2,6 +2,7 @@
 // round toward -inf (so the remainder takes the divisor's sign), bitwise ops
 // and shifts. Integer arithmetic wraps, as every integer kernel does.
 // floor_divide and remainder take floating inputs too, with torch's formulas.
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -102,7 +103,14 @@ Tensor Tensor::floor_divide(const Tensor &o) const {
 Tensor Tensor::remainder(const Tensor &o) const {
   DType dt = result_type(*this, o);
   if (dt == DType::Bool) unsupported_dtype("remainder", dt);
-  if (is_float(dt)) return floating(*this, o, dt, float_remainder, "remainder");
+  if (is_float(dt))
+    return autograd::apply(
+        "RemainderBackward", {*this, o}, [&] { return floating(*this, o, dt, float_remainder, "remainder"); },
+        // torch: self gets grad, other gets -grad * floor(self / other) (floor_divide has no gradient).
+        [a = autograd::Saved(*this, "RemainderBackward", o.requires_grad()),
+         b = autograd::Saved(o, "RemainderBackward", o.requires_grad())](const Tensor &g, const Tensor &) {
+          return autograd::Grads{g, g.neg().mul(a.get().floor_divide(b.get()))};
+        });
   Division d = divide(*this, o, dt, "remainder");
   return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Add, d.r, d.b), d.r));
 }

@@ -2,6 +2,8 @@
 // function of (seed, draw counter, i), so every device and the JIT agree.
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 
 #include "tensor/ops_util.h"
 
@@ -70,11 +72,29 @@ Tensor Tensor::randn(const Shape &shape, DType dtype) {
 }
 
 namespace {
+// The values an integer dtype (bool: 0 and 1) holds.
+std::pair<int64_t, int64_t> integer_range(DType dt) {
+  switch (dt) {
+    case DType::Bool: return {0, 1};
+    case DType::UInt8: return {0, 255};
+    case DType::Int8: return {-128, 127};
+    case DType::Int16: return {-32768, 32767};
+    case DType::Int32: return {INT32_MIN, INT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
 std::vector<double> integers(int64_t n, int64_t low, int64_t high, DType dtype, const char *op) {
   if (low >= high)
     throw Error(std::string(op) + ": expects 'from' to be less than 'to', but got from=" + std::to_string(low) +
                 " >= to=" + std::to_string(high));
-  if (dtype == DType::Bool) unsupported_dtype(op, dtype);
+  // torch's check_from_to_in_range: both ends of [low, high - 1] must fit the dtype.
+  if (!is_float(dtype)) {
+    const auto [min, max] = integer_range(dtype);
+    if (low < min || low > max) throw Error(std::string(op) + ": from is out of bounds for " + dtype_name(dtype));
+    if (high - 1 < min || high - 1 > max)
+      throw Error(std::string(op) + ": to - 1 is out of bounds for " + dtype_name(dtype));
+  }
   auto u = uniform(n, 32);
   std::vector<double> v(static_cast<size_t>(n));
   const double span = static_cast<double>(high) - static_cast<double>(low);

@@ -131,18 +131,27 @@ Tensor Tensor::min() const {
 
 namespace {
 // First index of the extreme value: NaN counts as the extreme, like torch.
+// torch 1.13 has no bool kernel, but answers without one where none runs: a
+// reduced dim of size 1 (all zeros) or an empty result; so does loom.
 Tensor arg_extreme(const Tensor &t, std::optional<int64_t> dim, bool keepdim, bool is_max, const char *op) {
-  if (t.dtype() == DType::Bool) unsupported_dtype(op, t.dtype());
   if (!dim) {
     if (t.numel() == 0)
       throw Error(std::string(op) + "(): Expected reduction dim to be specified for input.numel() == 0; got " +
                   describe(t.uop()));
+    if (t.dtype() == DType::Bool) unsupported_dtype(op, t.dtype());
     Tensor r = arg_extreme(t.reshape({-1}), 0, false, is_max, op);
     return keepdim ? r.reshape(Shape(t.ndim(), 1)) : r;
   }
   Tensor x = t.ndim() == 0 ? t.reshape({1}) : t;
   int64_t d = wrap_dim(*dim, t.ndim(), op);
   require_nonempty(x, {d}, op);
+  if (t.dtype() == DType::Bool) {
+    Shape out = x.shape();
+    if (keepdim) out[d] = 1;
+    else out.erase(out.begin() + d);
+    if (t.ndim() == 0 || (x.shape()[d] != 1 && shape::prod(out) != 0)) unsupported_dtype(op, t.dtype());
+    return Tensor::zeros(out, DType::Int64);
+  }
   Tensor ext = is_max ? x.amax({d}, true) : x.amin({d}, true);
   Tensor hit = x.eq(ext);
   if (is_float(x.dtype())) hit = hit.logical_or(x.ne(x));

@@ -103,7 +103,11 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   const int64_t d = wrap_dim(dim, std::max<int64_t>(ndim(), 1), "topk");
   const int64_t n = ndim() == 0 ? 1 : shape()[d];
   if (k < 0 || k > n) throw Error("topk(): selected index k out of range; k = " + std::to_string(k) + ", size " + std::to_string(n));
-  if (dtype() == DType::Bool) unsupported_dtype("topk", dtype());
+  if (dtype() == DType::Bool) {
+    // torch has no bool kernel but copies a 0-d input without one.
+    if (ndim() != 0) unsupported_dtype("topk", dtype());
+    return {*this, Tensor::zeros({}, DType::Int64)};
+  }
   auto [v, i] = sorted(*this, dim, largest, "topk");
   if (ndim() == 0) return {v, i};
   std::vector<std::pair<int64_t, int64_t>> b;
