@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from .device import CPU, is_device, resolve
+from .devices import CPU, is_device, resolve
 from . import creation
 
 _dt = _C.dtype
@@ -17,7 +17,7 @@ def _method(fn):
     return fn
 
 
-# ---- devices: every tensor is on the CPU; 'cuda' is accepted (see loom/device.py)
+# ---- devices: every tensor is on the CPU; 'cuda' is accepted (see loom/devices.py)
 Tensor.device = property(lambda self: CPU)
 Tensor.is_cuda = property(lambda self: False)
 
@@ -107,14 +107,23 @@ def lerp(self, end, weight):
     return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
 
 
+def _all_float32(*ts):
+    return all(isinstance(t, Tensor) and t.dtype == _dt.float32 for t in ts)
+
+
 @_method
 def addcmul(self, tensor1, tensor2, value=1):
-    return self + value * tensor1 * tensor2
+    """self + (value * tensor1) * tensor2, the last multiply-add rounded once as torch's kernel rounds."""
+    scaled = tensor1 * value
+    if _all_float32(self, scaled, tensor2):
+        return (self._cast(_dt.float64) + scaled._cast(_dt.float64) * tensor2._cast(_dt.float64))._cast(_dt.float32)
+    return self + scaled * tensor2
 
 
 @_method
 def addcdiv(self, tensor1, tensor2, value=1):
-    return self + value * (tensor1 / tensor2)
+    """self + (value * tensor1) / tensor2, in torch's order of roundings."""
+    return self + (tensor1 * value) / tensor2
 
 
 @_method
