@@ -61,6 +61,9 @@ def test_names_and_state_dict_keys_match_torch():
     assert list(ours.state_dict()) == list(real.state_dict())
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in real.named_modules()]
     assert [type(m).__name__ for m in ours.children()] == [type(m).__name__ for m in real.children()]
+    for name in ("GELU", "ReLU", "Flatten", "Identity"):
+        assert repr(getattr(lt.nn, name)()) == repr(getattr(torch.nn, name)())
+    assert repr(lt.nn.Softmax(dim=1)) == repr(torch.nn.Softmax(dim=1))
     assert [tuple(p.shape) for p in ours.parameters()] == [tuple(p.shape) for p in real.parameters()]
     assert all(isinstance(p, lt.nn.Parameter) and p.requires_grad for p in ours.parameters())
 

@@ -245,7 +245,7 @@ def _activation(name, fn, *arg_names, **defaults):
         return fn(input, **{k: getattr(self, k) for k in arg_names})
 
     def extra_repr(self):
-        return ", ".join(f"{k}={getattr(self, k)}" for k in arg_names if k != "inplace")
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in arg_names if k != "inplace")
     return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
                                   "__module__": __name__})
 
@@ -282,6 +282,9 @@ class Flatten(Module):
 
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class Unflatten(Module):
