@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 limit=${LOOM_MAX_FILE_LINES:-600}
-dirs=(engine reference conformance fuzz replay bench examples)
+dirs=(engine reference conformance fuzz replay bench examples python)
 pattern='\.(h|hpp|inc|def|c|cc|cpp|cu|cuh|py|cmake)$|CMakeLists\.txt$'
 
 files=()

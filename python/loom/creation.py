@@ -44,7 +44,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             arr = arr.astype(np.float32)
         if arr.dtype.kind in "OUS":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-        t = _C.from_numpy(np.ascontiguousarray(arr))
+        t = _C.from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would make a 0-d array 1-d
     if dtype is not None and t.dtype != dtype:
         t = t._cast(dtype)
     return _finish(t, requires_grad)

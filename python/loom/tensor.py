@@ -52,7 +52,6 @@ for _name, _op in {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "
 # ---- properties and conversions
 Tensor.requires_grad = property(Tensor.requires_grad.fget, lambda self, v: self._requires_grad_(bool(v)))
 Tensor.T = property(lambda self: self.permute(list(range(self.ndim))[::-1]))
-Tensor.device = property(lambda self: "cpu")
 Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
 
 
@@ -108,20 +107,6 @@ def _index(self):
 def _array(self, dtype=None):
     a = self.numpy()
     return a if dtype is None else a.astype(dtype)
-
-
-@_method("to")
-def to(self, *args, **kwargs):
-    """to(dtype), to(device) or to(device, dtype): only the CPU device here."""
-    dtype = kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, _dt):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif str(a) != "cpu":
-            raise NotImplementedError(f"loom: device {a!r} is not available")
-    return self if dtype is None or dtype == self.dtype else self._cast(dtype)
 
 
 for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16, "bfloat16": _dt.bfloat16,

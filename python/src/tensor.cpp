@@ -31,6 +31,7 @@ Dims dims_arg(py::handle dim) {
 void bind_tensor(py::module_ &m) {
   py::class_<Tensor> t(m, "Tensor");
   t.def(py::init<>())
+      .def(py::init<const Tensor &>(), py::arg("other"))  // a handle sharing `other`'s value, grad and updates
       // ---- properties
       .def_property_readonly("shape", [](const Tensor &x) { return py::tuple(py::cast(x.shape())); })
       .def_property_readonly("dtype", &Tensor::dtype)
@@ -160,6 +161,12 @@ void bind_tensor(py::module_ &m) {
       .def("_index", &Tensor::index)
       .def("masked_fill", &Tensor::masked_fill, py::arg("mask"), py::arg("value"))
       .def("masked_select", &Tensor::masked_select, py::arg("mask"))
+      .def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1)
+      // ---- random fills, in place (through views too)
+      .def("uniform_", &Tensor::uniform_, py::arg("from") = 0.0, py::arg("to") = 1.0,
+           py::return_value_policy::reference_internal)
+      .def("normal_", &Tensor::normal_, py::arg("mean") = 0.0, py::arg("std") = 1.0,
+           py::return_value_policy::reference_internal)
       // ---- autograd
       .def_property_readonly("requires_grad", &Tensor::requires_grad)
       .def("_requires_grad_", [](Tensor &x, bool on) { x.requires_grad_(on); })
@@ -170,6 +177,8 @@ void bind_tensor(py::module_ &m) {
       .def("backward", &Tensor::backward, py::arg("gradient") = py::none())
       .def("_assign", [](Tensor &x, const Tensor &v) { x.assign(v); })
       .def_property_readonly("_version", &Tensor::version)
+      // Rebinds this handle to `other`'s value (torch's `p.data = t`): the Python object keeps its identity.
+      .def("_set_data", [](Tensor &x, const Tensor &other) { x = other; })
       // ---- realization
       .def("contiguous", &Tensor::contiguous)
       .def("realize", [](Tensor &x) { x.realize(); return x; })

@@ -1,0 +1,80 @@
+"""python3 -m loom.run script.py [args...]: runs an unmodified PyTorch script on loom.
+
+`import torch` and `import torchvision` (and their submodules) in the script load
+loom's shim (loom/shim) instead: a meta path finder placed first on sys.meta_path
+answers for those names with the shim's modules, so `torch.nn` is
+`loom.shim.torch.nn`, one module object under both names. Only this process is
+affected; the real torch stays importable everywhere else.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+
+_ROOTS = ("torch", "torchvision")
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, module):
+        self._module = module
+
+    def create_module(self, spec):
+        return self._module
+
+    def exec_module(self, module):
+        pass  # already executed under its loom.shim name
+
+
+class ShimFinder(importlib.abc.MetaPathFinder):
+    """Finds `torch...` and `torchvision...` as the matching `loom.shim...` modules."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] not in _ROOTS:
+            return None
+        try:
+            module = importlib.import_module("loom.shim." + fullname)
+        except ModuleNotFoundError as e:
+            if e.name != "loom.shim." + fullname:
+                raise
+            public = fullname.rsplit(".", 1)
+            raise ModuleNotFoundError(f"{fullname} is not supported by loom"
+                                      + (f" (no module {public[1]!r} in {public[0]})" if len(public) == 2 else ""),
+                                      name=fullname) from None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(module),
+                                               is_package=hasattr(module, "__path__"))
+
+
+def install():
+    """Makes `import torch` / `import torchvision` load the shim in this process."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in _ROOTS:
+            raise RuntimeError(f"loom.run: {name} was imported before the shim was installed")
+    if not any(isinstance(f, ShimFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, ShimFinder())
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python3 -m loom.run script.py [args...]\n"
+              "       python3 -m loom.run -m module [args...]", file=sys.stderr)
+        return 2
+    install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print("loom.run: -m needs a module name", file=sys.stderr)
+            return 2
+        sys.argv = [argv[1]] + argv[2:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return 0
+    script = argv[0]
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

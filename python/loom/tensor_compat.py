@@ -1,0 +1,246 @@
+"""More Tensor methods with torch's spelling, the ones training scripts lean
+on: devices (`to('cuda')`, `.cuda()`, `.device`), `.data`, in-place updates
+with `alpha`/`value`/`weight`, `new_*` creation, `copy.deepcopy` and pickling."""
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from .devices import CPU, is_device, resolve
+from . import creation
+
+_dt = _C.dtype
+
+
+def _method(fn):
+    setattr(Tensor, fn.__name__, fn)
+    return fn
+
+
+# ---- devices: every tensor is on the CPU; 'cuda' is accepted (see loom/devices.py)
+Tensor.device = property(lambda self: CPU)
+Tensor.is_cuda = property(lambda self: False)
+
+
+@_method
+def to(self, *args, **kwargs):
+    """to(dtype), to(device), to(device, dtype), to(other); non_blocking, copy and memory_format accepted."""
+    dtype, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)  # values are the same in every layout
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, _dt):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, bool):
+            continue  # positional non_blocking
+        elif is_device(a):
+            dev = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    resolve(dev)
+    out = self if dtype is None or dtype == self.dtype else self._cast(dtype)
+    return out.clone() if copy and out is self else out
+
+
+@_method
+def cuda(self, device=None, non_blocking=False):
+    resolve("cuda" if device is None else device)
+    return self
+
+
+@_method
+def cpu(self):
+    return self
+
+
+@_method
+def pin_memory(self):
+    return self
+
+
+# ---- .data: the same storage, outside autograd; assigning rebinds the tensor (torch's `p.data = t`)
+def _set_data(self, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+    requires_grad = self.requires_grad
+    self._set_data(value.detach())
+    if requires_grad:
+        self._requires_grad_(True)
+
+
+Tensor.data = property(lambda self: self.detach(), _set_data)
+
+
+# ---- arithmetic with torch's extra arguments
+_add, _sub = Tensor.add, Tensor.sub
+
+
+def _add_scaled(self, other, alpha):
+    """self + alpha * other with one rounding for float32, as torch's fused multiply-add kernel rounds."""
+    if isinstance(other, Tensor) and self.dtype == other.dtype == _dt.float32:
+        alpha32 = float(np.float32(alpha))
+        return _add(self._cast(_dt.float64), other._cast(_dt.float64) * alpha32)._cast(_dt.float32)
+    return _add(self, other * alpha)
+
+
+@_method
+def add(self, other, alpha=1):
+    return _add(self, other) if alpha == 1 else _add_scaled(self, other, alpha)
+
+
+@_method
+def sub(self, other, alpha=1):
+    return _sub(self, other) if alpha == 1 else _add_scaled(self, other, -alpha)
+
+
+@_method
+def lerp(self, end, weight):
+    """self + weight * (end - self), evaluated from the nearer end as torch does."""
+    diff = end - self
+    if isinstance(weight, Tensor):
+        return (weight.abs() < 0.5).where(self + weight * diff, end - diff * (1 - weight))
+    return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+
+
+def _all_float32(*ts):
+    return all(isinstance(t, Tensor) and t.dtype == _dt.float32 for t in ts)
+
+
+@_method
+def addcmul(self, tensor1, tensor2, value=1):
+    """self + (value * tensor1) * tensor2, the last multiply-add rounded once as torch's kernel rounds."""
+    scaled = tensor1 * value
+    if _all_float32(self, scaled, tensor2):
+        return (self._cast(_dt.float64) + scaled._cast(_dt.float64) * tensor2._cast(_dt.float64))._cast(_dt.float32)
+    return self + scaled * tensor2
+
+
+@_method
+def addcdiv(self, tensor1, tensor2, value=1):
+    """self + (value * tensor1) / tensor2, in torch's order of roundings."""
+    return self + (tensor1 * value) / tensor2
+
+
+@_method
+def square(self):
+    return self * self
+
+
+@_method
+def norm(self, p="fro", dim=None, keepdim=False):
+    if p in ("fro", 2):
+        return (self * self).sum(dim, keepdim).sqrt()
+    if p == 1:
+        return self.abs().sum(dim, keepdim)
+    if p == float("inf"):
+        return self.abs().amax(dim, keepdim)
+    return self.abs().pow(p).sum(dim, keepdim).pow(1.0 / p)
+
+
+def _inplace(name):
+    def update(self, *args, **kwargs):
+        self._assign(getattr(self, name)(*args, **kwargs))
+        return self
+    update.__name__ = name + "_"
+    return update
+
+
+for _name in ("add", "sub", "lerp", "addcmul", "addcdiv", "square"):
+    setattr(Tensor, _name + "_", _inplace(_name))
+
+
+# ---- shapes and sizes
+@_method
+def nelement(self):
+    return self.numel()
+
+
+@_method
+def element_size(self):
+    return self.dtype.itemsize
+
+
+@_method
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+@_method
+def view_as(self, other):
+    return self.reshape(list(other.shape))
+
+
+@_method
+def reshape_as(self, other):
+    return self.reshape(list(other.shape))
+
+
+@_method
+def expand_as(self, other):
+    return self.expand(list(other.shape))
+
+
+# ---- new_* creation: the dtype of self unless given
+def _new(fn):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        return fn(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad, **kwargs)
+    return new
+
+
+Tensor.new_zeros = _new(creation.zeros)
+Tensor.new_ones = _new(creation.ones)
+Tensor.new_empty = _new(creation.empty)
+
+
+@_method
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    return creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@_method
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+# ---- copy.deepcopy and pickle
+@_method
+def __deepcopy__(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment")
+    if id(self) in memo:
+        return memo[id(self)]
+    new = self.detach().clone()
+    if self.requires_grad:
+        new._requires_grad_(True)
+    memo[id(self)] = new
+    if self.grad is not None:
+        new.grad = self.grad.__deepcopy__(memo)
+    return new
+
+
+def rebuild_tensor(array, dtype_name, requires_grad):
+    """The inverse of Tensor.__reduce__."""
+    t = _C.from_numpy(array)
+    dtype = _dt.__members__[dtype_name]
+    if t.dtype != dtype:
+        t = t._cast(dtype)
+    if requires_grad:
+        t._requires_grad_(True)
+    return t
+
+
+@_method
+def __reduce__(self):
+    """Pickles the values as a numpy array (bfloat16 as float32, which holds it exactly)."""
+    value = self.detach()
+    if self.dtype == _dt.bfloat16:
+        value = value._cast(_dt.float32)
+    return rebuild_tensor, (value.numpy(), self.dtype.name, self.requires_grad)
+
+
