@@ -83,8 +83,6 @@ def test_training_step_matches_torch(rng):
     _assert_state_equal(ours, real, rtol=1e-5, atol=1e-6)  # running stats and num_batches_tracked
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a buffer loaded with copy_ and then updated by batch_norm after a "
-                   "conv2d has the update applied again at its second read (see the issue 11 note)")
 def test_eval_after_a_training_step_matches_torch(rng):
     real, ours = _twins()
     x = rng.standard_normal((4, 3, 8, 8)).astype(np.float32)
