@@ -5,8 +5,8 @@
 #include <unordered_set>
 
 #include "autograd/impl.h"
-#include "engine/realize.h"
 #include "tensor/graph.h"
+#include "tensor/pending.h"
 
 namespace loom {
 namespace autograd {
@@ -256,7 +256,7 @@ void Tensor::backward(std::optional<Tensor> gradient) const {
     leaves.push_back(impl);
     values.push_back(acc.uop());
   }
-  auto realized = engine::realize(values);
+  auto realized = tensor::realize_with_updates(values);
   for (size_t i = 0; i < leaves.size(); i++) {
     auto impl = std::make_shared<TensorImpl>();
     impl->uop = realized[i];

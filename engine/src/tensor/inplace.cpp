@@ -8,6 +8,7 @@
 #include "autograd/impl.h"
 #include "loom/tensor.h"
 #include "tensor/ops_util.h"
+#include "tensor/pending.h"
 
 namespace loom {
 
@@ -159,6 +160,7 @@ Tensor &Tensor::assign(const Tensor &value) {
   target->uop = updated.uop();
   ++*target->version;
   refresh_views(target, before);
+  note_update(target);
   return *this;
 }
 

@@ -86,5 +86,25 @@ TEST(InPlace, AnUpdateReadTwiceIsAppliedOnce) {
   }
 }
 
+// A state updated in place every step through a view (a parameter that is a
+// detached handle of another tensor, as `p.data = t` makes it) holds one step
+// of graph: the pending update is computed with the next realize, and the
+// view then reads its buffer instead of the graph that computed it (which
+// would hold every earlier step's graph and buffers).
+TEST(InPlace, UpdatesThroughAViewKeepLiveBuffersFlat) {
+  Tensor base = iota({64});
+  Tensor p = base.detach();
+  std::vector<int64_t> live;
+  for (int step = 0; step < 12; ++step) {
+    Tensor g = Tensor::full({64}, 0.5).contiguous().realize();  // a fresh buffer each step, like a gradient
+    p.assign(p.sub(g.mul(0.1)));
+    Tensor::full({1}, 1.0).add(1.0).realize();  // any realize computes the pending update
+    live.push_back(memory_stats().live_buffers);
+  }
+  for (size_t i = 3; i < live.size(); ++i) EXPECT_EQ(live[i], live[2]) << "step " << i;
+  EXPECT_NEAR(p.to_host().get(5), 5.0 - 12 * 0.05, 1e-4);
+  EXPECT_NEAR(base.to_host().get(5), 5.0 - 12 * 0.05, 1e-4);
+}
+
 }  // namespace
 }  // namespace loom

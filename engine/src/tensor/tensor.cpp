@@ -8,6 +8,7 @@
 #include "autograd/impl.h"
 #include "engine/realize.h"
 #include "tensor/ops_util.h"
+#include "tensor/pending.h"
 
 namespace loom {
 
@@ -119,7 +120,9 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor &Tensor::realize() {
-  impl_->uop = engine::realize({uop()})[0];
+  const UOpRef before = impl_->uop;
+  impl_->uop = realize_with_updates({before})[0];
+  rebase_views(*impl_, before, impl_->uop);
   return *this;
 }
 
@@ -147,8 +150,12 @@ MemoryStats memory_stats() { return engine::memory_stats(); }
 void realize_all(std::vector<Tensor> &tensors) {
   std::vector<UOpRef> outs;
   for (auto &t : tensors) outs.push_back(t.uop());
-  std::vector<UOpRef> done = engine::realize(outs);
-  for (size_t i = 0; i < tensors.size(); i++) TensorImpl::of(tensors[i])->uop = done[i];
+  std::vector<UOpRef> done = realize_with_updates(outs);
+  for (size_t i = 0; i < tensors.size(); i++) {
+    TensorImpl &impl = *TensorImpl::of(tensors[i]);
+    impl.uop = done[i];
+    rebase_views(impl, outs[i], done[i]);
+  }
 }
 
 }  // namespace loom

@@ -1,0 +1,71 @@
+#include "tensor/pending.h"
+
+#include <mutex>
+
+#include "autograd/impl.h"
+#include "engine/realize.h"
+#include "tensor/graph.h"
+
+namespace loom::tensor {
+
+namespace {
+
+struct Pending {
+  std::mutex mu;
+  std::vector<std::weak_ptr<TensorImpl>> targets;
+};
+Pending &pending() {
+  static auto *p = new Pending();
+  return *p;
+}
+
+bool computed(const UOpRef &u) {
+  const Op root = root_of(u)->op;
+  return root == Op::Buffer || root == Op::Const;
+}
+
+}  // namespace
+
+void note_update(const std::shared_ptr<TensorImpl> &target) {
+  if (computed(target->uop)) return;
+  auto &p = pending();
+  std::lock_guard<std::mutex> l(p.mu);
+  for (auto &w : p.targets)
+    if (w.lock() == target) return;
+  p.targets.push_back(target);
+}
+
+std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
+  std::vector<std::shared_ptr<TensorImpl>> targets;
+  {
+    auto &p = pending();
+    std::lock_guard<std::mutex> l(p.mu);
+    for (auto &w : p.targets)
+      if (auto t = w.lock(); t && !computed(t->uop)) targets.push_back(std::move(t));
+    p.targets.clear();
+  }
+  std::vector<UOpRef> all = outs;
+  for (auto &t : targets) all.push_back(t->uop);
+  std::vector<UOpRef> done = engine::realize(all);
+  for (size_t i = 0; i < targets.size(); i++) {
+    const UOpRef before = targets[i]->uop;
+    targets[i]->uop = done[outs.size() + i];
+    rebase_views(*targets[i], before, targets[i]->uop);
+  }
+  done.resize(outs.size());
+  return done;
+}
+
+void rebase_views(TensorImpl &impl, const UOpRef &before, const UOpRef &now) {
+  if (before == now) return;
+  for (auto &w : impl.views) {
+    auto v = w.lock();
+    if (!v) continue;
+    if (v->uop == before)
+      v->uop = now;
+    else if (v->uop->op == Op::View && v->uop->src[0] == before)
+      v->uop = view(now, v->uop->arg_as<shape::ShapeTracker>().compose_onto(tracker_of(now)));
+  }
+}
+
+}  // namespace loom::tensor
