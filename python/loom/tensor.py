@@ -167,6 +167,22 @@ def expand(self, *sizes):
     return _expand(self, list(sizes))
 
 
+def _dims_varargs(name):
+    """x.flip(0), x.flip(0, 1) and x.flip((0, 1)) all mean the same dims, as in torch."""
+    impl = getattr(Tensor, name)
+
+    def call(self, *dims):
+        if len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
+            dims = tuple(dims[0])
+        return impl(self, list(dims))
+    call.__name__ = name
+    return call
+
+
+for _name in ("flip", "repeat", "tile"):
+    setattr(Tensor, _name, _dims_varargs(_name))
+
+
 @_method("t")
 def t(self):
     if self.ndim > 2:
@@ -186,6 +202,24 @@ def _min(self, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return self.minimum(dim)
     return self._min_all() if dim is None else _MinMax(*self._min_dim(dim, keepdim))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return int(correction)
+    return 1 if unbiased is None or unbiased else 0
+
+
+@_method("std_mean")
+def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return self._std_mean(dim, _correction(unbiased, correction), keepdim)
+
+
+@_method("cov")
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov with fweights or aweights is not supported by loom")
+    return self._cov(int(correction))
 
 
 # ---- in-place updates: the tensor (and every view sharing its storage) takes the new value

@@ -147,6 +147,10 @@ void bind_tensor(py::module_ &m) {
       .def("std", [](const Tensor &x, py::handle dim, int64_t correction, bool keepdim) {
         return x.std(dims_arg(dim), correction, keepdim);
       }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false)
+      .def("_std_mean", [](const Tensor &x, py::handle dim, int64_t correction, bool keepdim) {
+        return x.std_mean(dims_arg(dim), correction, keepdim);
+      })
+      .def("_cov", &Tensor::cov)
       .def("cumsum", &Tensor::cumsum, py::arg("dim"))
       .def("cumprod", &Tensor::cumprod, py::arg("dim"))
       .def("sort", &Tensor::sort, py::arg("dim") = -1, py::arg("descending") = false)
@@ -167,6 +171,10 @@ void bind_tensor(py::module_ &m) {
            py::return_value_policy::reference_internal)
       .def("normal_", &Tensor::normal_, py::arg("mean") = 0.0, py::arg("std") = 1.0,
            py::return_value_policy::reference_internal)
+      // random_(to) draws from [0, to), random_(from, to) from [from, to), as in torch
+      .def("random_", [](Tensor &x, int64_t a, std::optional<int64_t> b) -> Tensor & {
+        return b ? x.random_(a, *b) : x.random_(0, a);
+      }, py::arg("from"), py::arg("to") = py::none(), py::return_value_policy::reference_internal)
       // ---- autograd
       .def_property_readonly("requires_grad", &Tensor::requires_grad)
       .def("_requires_grad_", [](Tensor &x, bool on) { x.requires_grad_(on); })

@@ -19,7 +19,7 @@ __version__ = "1.13.1+loom"
 
 from . import _tensor  # noqa: F401,E402  (torch.Tensor's remaining spellings)
 from .serialization import save, load  # noqa: E402
-from . import autograd, cuda, backends, nn, optim, utils  # noqa: E402,F401
+from . import autograd, cuda, backends, linalg, nn, optim, utils  # noqa: E402,F401
 from .nn.parameter import Parameter as _Parameter  # noqa: E402,F401
 
 concatenate = concat = cat
