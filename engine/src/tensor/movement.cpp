@@ -339,7 +339,7 @@ StridedStorage strided_storage(const Tensor &x) {
     s.elements = st;
     return s;
   }
-  s.base = x.contiguous().uop();
+  s.base = row_major(x.uop());
   s.size = x.numel();
   if (s.base->op == Op::View) {  // already a contiguous view of a realized buffer
     s.offset = tracker_of(s.base).views[0].offset;

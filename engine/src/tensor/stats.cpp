@@ -81,7 +81,7 @@ Tensor std_of(const Tensor &t, const Dims &dims, int64_t correction, bool keepdi
   }
   const double dof = std::max<double>(0, static_cast<double>(reduced_count(t, dims, op) - correction));
   const Tensor value = v.sqrt().cast(t.dtype());
-  return autograd::apply(
+  return autograd::saves_result(autograd::apply(
       "StdBackward", {t}, [&] { return value; },
       [x = autograd::Saved(t, "StdBackward"), axes, keepdim, dof](const Tensor &g, const Tensor &out) {
         const Tensor in = x.get();
@@ -94,7 +94,7 @@ Tensor std_of(const Tensor &t, const Dims &dims, int64_t correction, bool keepdi
         }
         Tensor dev = in.sub(in.mean(axes, true));
         return autograd::Grads{gv.mul(2.0 / dof).mul(dev)};
-      });
+      }));
 }
 }  // namespace
 
