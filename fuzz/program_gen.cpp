@@ -45,6 +45,7 @@ struct Value {
   int root = -1;                // the step owning the storage this value views
   std::vector<ViewStep> chain;  // movement steps from root
   bool leaf_root = false;       // root is a leaf (a contiguous storage: as_strided is predictable)
+  bool row_major_root = false;  // torch lays the root out row-major, as loom assumes (see contiguous below)
   bool writable = false;        // a write may target it
   std::set<int> storages;       // roots whose storage it may share (a write's source must share none with its target)
 };
@@ -93,9 +94,9 @@ class Generator {
   Rng rng_;
   Program p_;
   std::vector<std::optional<Value>> v_;  // per step; nullopt for writes
-  // Known bug (conformance/regressions/value-unfold-stale.prog): an unfold
-  // view misses later writes into its base, so those storages take no writes.
-  std::set<int> unfolded_;
+  // Storages that a contiguous() step read while loom's model of their layout
+  // may differ from torch's: they take no writes (see try_movement).
+  std::set<int> unmodelled_;
 
   DType random_dtype() {
     static const std::vector<DType> weighted = {DType::Float32, DType::Float32, DType::Float32, DType::Float64,
@@ -144,6 +145,7 @@ class Generator {
     Value v;
     v.t = leaf_tensor(s);
     v.leaf_root = true;
+    v.row_major_root = true;
     v.writable = !s.grad;
     v.root = static_cast<int>(p_.steps.size());
     v.storages = {v.root};
@@ -157,6 +159,23 @@ class Generator {
     chain.insert(chain.end(), extra.begin(), extra.end());
     const Shape root_shape = v_[static_cast<size_t>(x.root)]->t.shape();
     return conformance::torch_view_info(HostTensor::contiguous(x.t.dtype(), root_shape), chain);
+  }
+
+  // Whether torch's strides for v are contiguous (size-1 dims ignored), its root laid out row-major.
+  bool torch_contiguous(const Value &v) {
+    if (!v.row_major_root) return false;
+    try {
+      const reference::ViewInfo info = torch_info(v, {});
+      int64_t expected = 1;
+      if (shape_numel(info.shape) == 0) return true;
+      for (size_t i = info.shape.size(); i-- > 0;) {
+        if (info.shape[i] != 1 && info.strides[i] != expected) return false;
+        expected *= info.shape[i];
+      }
+      return true;
+    } catch (const std::exception &) {
+      return false;
+    }
   }
 
   void try_movement() {
@@ -180,11 +199,13 @@ class Generator {
       if (out.t.numel() > 96) return;
       out.chain.push_back(vs);
       out.writable = x.writable && !overlapping_views().count(op);
-      // Known bug (conformance/regressions/value-2000216.prog): a write through
-      // contiguous() of an op result does not reach the result as in torch.
-      if (op == "contiguous") {
+      // contiguous() is the tensor itself where torch's strides are
+      // contiguous. loom lays every op result out row-major, torch keeps the
+      // layout of an elementwise op's permuted input: where the root may be
+      // such a result, whether contiguous() aliases is left untested.
+      if (op == "contiguous" && !x.row_major_root) {
         out.writable = false;
-        unfolded_.insert(x.storages.begin(), x.storages.end());  // nor does it see writes into the result
+        unmodelled_.insert(x.storages.begin(), x.storages.end());
       }
       push(std::move(s), std::move(out));
     } catch (const std::exception &) {
@@ -258,10 +279,9 @@ class Generator {
       // An op torch may answer with a view of its input (unfold, squeeze, ...)
       // is no target for writes: where it lands depends on that aliasing.
       out.writable = !e.view_op && !overlapping_views().count(e.name);
-      // Known bug (conformance/regressions/value-cumprod-0d-alias.prog): a
-      // write into cumprod's result of a 0-d tensor lands in the input.
-      if (x.shape().empty()) out.writable = false;
-      if (e.name == "unfold") unfolded_.insert(out.storages.begin(), out.storages.end());
+      // torch lays out an op's result row-major when all its inputs are
+      // (contiguous in, contiguous out).
+      out.row_major_root = std::all_of(args.begin(), args.end(), [&](int a) { return torch_contiguous(*v_[static_cast<size_t>(a)]); });
       push(std::move(s), std::move(out));
     } catch (const std::exception &) {
       rollback(mark);
@@ -271,7 +291,7 @@ class Generator {
   void try_write() {
     const int ti = pick_value([&](const Value &v) {
       for (int r : v.storages)
-        if (unfolded_.count(r)) return false;
+        if (unmodelled_.count(r)) return false;
       return v.writable;
     });
     if (ti < 0) return;
