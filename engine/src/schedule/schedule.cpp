@@ -204,7 +204,7 @@ std::unordered_map<const UOp *, std::shared_ptr<uop::Buffer>> find_donations(con
     // it); and any read in a kernel that runs before the write's, i.e. below
     // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
     // SORT the write depends on, such as an optimizer's momentum update).
-    auto views_base = [&](const UOp *u) { return u == base || (u->op == Op::View && u->src[0].get() == base); };
+    auto views_base = [b = base](const UOp *u) { return u == b || (u->op == Op::View && u->src[0].get() == b); };
     std::unordered_map<const UOp *, long> allowed{{base, 0}};
     std::unordered_set<const UOp *> same_kernel, earlier;
     std::vector<const UOp *> todo, below;
