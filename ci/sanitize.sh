@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The sanitizer run: AddressSanitizer (with LeakSanitizer) + UBSan, -O1, in
-# its own build dir ($LOOM_SANITIZE_DIR, default build-asan) with clang when
-# it is installed (then the libFuzzer harnesses build there too), else g++.
-#   ci/sanitize.sh                  build and run: the engine unit tests, and
-#                                   every op's forward (OpProperty) and backward
+# its own build dir, so the main build's compiler and flags do not change.
+#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan),
+#                                   then run the engine unit tests and every
+#                                   op's forward (OpProperty) and backward
 #                                   (GradProperty) conformance property with
 #                                   RC_PARAMS max_success=$LOOM_SANITIZE_CASES
 #                                   (default 4) instead of 100
-#   ci/sanitize.sh --build TARGET.. only configure and build those targets
+#   ci/sanitize.sh --build TARGET.. only configure and build those (g++)
+#   ci/sanitize.sh --fuzzers TARGET.. clang build of the libFuzzer harnesses
+#                                   in $LOOM_LIBFUZZER_DIR (build-libfuzzer);
+#                                   clang, since g++ has no libFuzzer, and not
+#                                   for conformance: libtorch 1.13's headers do
+#                                   not compile with clang 14 in C++20
 #   ci/sanitize.sh --have-libfuzzer exit 0 when clang can link a libFuzzer binary
 # Any sanitizer report fails the run (halt_on_error, no UBSan recovery).
 set -euo pipefail
@@ -27,25 +32,30 @@ have_libfuzzer() {
   return $ok
 }
 
-configure() {
-  local compilers=()
-  if [[ ! -f $dir/CMakeCache.txt ]] && have_libfuzzer; then
-    compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
-  fi
-  cmake -S . -B "$dir" -G Ninja "${compilers[@]}" -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+configure() {  # configure DIR [cmake args...]
+  local d=$1
+  shift
+  cmake -S . -B "$d" -G Ninja "$@" -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
 }
 
 build() {
-  configure
+  configure "$dir"
   ninja -C "$dir" -j "$(nproc)" "$@"
+}
+
+fuzzers() {
+  local d=${LOOM_LIBFUZZER_DIR:-build-libfuzzer}
+  configure "$d" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+  ninja -C "$d" -j "$(nproc)" "$@"
 }
 
 case ${1:-} in
   --have-libfuzzer) have_libfuzzer; exit ;;
   --build) shift; build "$@"; exit ;;
+  --fuzzers) shift; fuzzers "$@"; exit ;;
   "") ;;
-  *) echo "usage: ci/sanitize.sh [--build TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
+  *) echo "usage: ci/sanitize.sh [--build TARGET... | --fuzzers TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
 esac
 
 start=$SECONDS

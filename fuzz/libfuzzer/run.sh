@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # fuzz/libfuzzer/run.sh HARNESS [libFuzzer flags...]: a bounded, fixed-seed
 # run of one libFuzzer harness (view_index_fuzzer, entry_points_fuzzer), as
-# ctest's fuzz.libFuzzer.* tests run it. Builds the harness in the sanitizer
-# build dir first (ci/sanitize.sh --build). Exits 77 (ctest: skipped) with a
+# ctest's fuzz.libFuzzer.* tests run it. Builds the harness first, with clang
+# in its own build dir (ci/sanitize.sh --fuzzers). Exits 77 (ctest: skipped) with a
 # message when clang or its libFuzzer is missing.
 # Longer: fuzz/libfuzzer/run.sh view_index_fuzzer -runs=-1 -max_total_time=600
 set -euo pipefail
@@ -13,12 +13,8 @@ if ! ci/sanitize.sh --have-libfuzzer; then
   echo "SKIPPED: clang++ with libFuzzer is not installed (Debian: clang, libclang-rt-14-dev; ci/install_deps.sh installs them)"
   exit 77
 fi
-dir=${LOOM_SANITIZE_DIR:-build-asan}
-if [[ -f $dir/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang' "$dir/CMakeCache.txt"; then
-  echo "FAILED: $dir was configured without clang; remove it so ci/sanitize.sh reconfigures it with clang" >&2
-  exit 1
-fi
-ci/sanitize.sh --build "loom_$h" | tail -1
+dir=${LOOM_LIBFUZZER_DIR:-build-libfuzzer}
+ci/sanitize.sh --fuzzers "loom_$h" | tail -1
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 # A failing input is kept as $dir/fuzz/<harness>-crash-*; replay it with
