@@ -25,7 +25,9 @@ TEST(Work, HlbLikeStepComputesEachReductionOnce) {
     // forward, backward and the update: at least the six convolutions' multiply-adds, twice over
     EXPECT_GT(st.work_needed, 2 * 2 * 4 * (8 * 24 * 31 * 31 + 8 * 8 * 15 * 15) * 9);
     EXPECT_LE(st.work, st.work_needed * 3 / 2) << "step " << step;
-    if (step == 2) EXPECT_EQ(st.kernels_compiled, 0);
+    if (step == 2) {
+      EXPECT_EQ(st.kernels_compiled, 0);
+    }
   }
 }
 

@@ -9,6 +9,9 @@ packages=(
   libtorch-dev python3-torch          # the reference oracle (reference/)
   librapidcheck-dev googletest libgtest-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # clang and its libFuzzer runtime: the libFuzzer harnesses and the
+  # sanitizer build (fuzz/libfuzzer/run.sh, ci/sanitize.sh)
+  clang libclang-rt-14-dev
   # Without it libtorch's matmul uses Debian's reference BLAS (~5 GFLOP/s
   # instead of ~160-190 on 2 cores) and every matmul comparison crawls.
   libopenblas0-pthread

@@ -298,11 +298,16 @@ const OpMap &ops() {
       }
       const Scalar v = a.has("value") ? a.get_scalar("value") : Scalar(0);
       if (x.at(0).numel() == 0) {
-        // torch 1.13 rejects padding other dims of an empty tensor; the natural
-        // answer is the padded shape filled with the value.
+        // torch 1.13 rejects padding some empty tensors (it reports a negative
+        // output size where the empty dim is not padded); the natural answer
+        // is the padded shape filled with the value, laid out row-major. It
+        // keeps the input's grad history (an empty gradient), as torch's pad
+        // does where it accepts an empty input.
         std::vector<int64_t> shape = x.at(0).sizes().vec();
         for (size_t d = 0; d < p.size(); ++d) shape[d] += p[d].first + p[d].second;
-        return at::full(shape, to_torch_scalar(v), x.at(0).options());
+        const at::Tensor filled = at::full(shape, to_torch_scalar(v), x.at(0).options());
+        if (!x.at(0).requires_grad()) return filled;
+        return at::where(at::ones(shape, x.at(0).options().dtype(at::kBool)), filled, x.at(0).sum());
       }
       return at::constant_pad_nd(x.at(0), torch_pad, to_torch_scalar(v));
     };

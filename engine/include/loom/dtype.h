@@ -32,10 +32,17 @@ struct Scalar {
   Scalar(int v) : kind(Kind::Int), f(v), i(v) {}
   Scalar(long v) : kind(Kind::Int), f(static_cast<double>(v)), i(v) {}
   Scalar(long long v) : kind(Kind::Int), f(static_cast<double>(v)), i(v) {}
-  Scalar(float v) : kind(Kind::Float), f(v), i(static_cast<int64_t>(v)) {}
-  Scalar(double v) : kind(Kind::Float), f(v), i(static_cast<int64_t>(v)) {}
+  Scalar(float v) : kind(Kind::Float), f(v), i(truncated(v)) {}
+  Scalar(double v) : kind(Kind::Float), f(v), i(truncated(v)) {}
   double to_double() const { return kind == Kind::Float ? f : static_cast<double>(i); }
   std::string str() const;
+
+ private:
+  // The integer part where it fits in int64 (a cast outside that range, or of
+  // NaN, is undefined); 0 elsewhere. Float scalars are read through f.
+  static int64_t truncated(double v) {
+    return v > -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : 0;
+  }
 };
 
 // torch.result_type(tensor, scalar): the scalar only lifts the category.

@@ -3,6 +3,8 @@
 // conformance suite (GradProperty, FiniteDifference); here only the plumbing.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "loom/autograd.h"
 #include "loom/tensor.h"
 
@@ -179,6 +181,44 @@ TEST(Autograd, AssignThroughAViewRecordsCopySlices) {
   EXPECT_TRUE(base.requires_grad());
   EXPECT_EQ(values(base), (std::vector<double>{0, 10, 0, 20}));
   EXPECT_EQ(values(autograd::grad({base.mul(base).sum()}, {w})[0]), (std::vector<double>{20, 40}));
+}
+
+// torch saves exp's result: updating it in place before backward raises;
+// sigmoid's input is not saved, so updating that does not.
+TEST(Autograd, SavedResultUpdatedInPlaceRaises) {
+  Tensor x = leaf({1, 2});
+  Tensor y = x.exp();
+  Tensor loss = y.mul(y).sum();
+  y.assign(Tensor::zeros({2}));
+  EXPECT_THROW(loss.backward(), Error);
+  Tensor t = x.mul(1.0), s = t.sigmoid();
+  t.assign(Tensor::zeros({2}));
+  EXPECT_NO_THROW(s.sum().backward());
+}
+
+// torch.min(x): a NaN gradient reaches only the selected element.
+TEST(Autograd, FullMinGradientIsZeroAtUnselectedElements) {
+  Tensor x = leaf({3, 1, 2});
+  const std::vector<double> g = values(autograd::grad({x.min()}, {x}, {Tensor::full({}, NAN)})[0]);
+  EXPECT_TRUE(std::isnan(g[1]));
+  EXPECT_EQ(g[0], 0);
+  EXPECT_EQ(g[2], 0);
+}
+
+// Aliasing as in torch: contiguous() of a contiguous tensor is the tensor,
+// unfold() is a view, and an op's result is never its input's own handle.
+TEST(Autograd, AliasingFollowsTorch) {
+  Tensor a = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
+  Tensor c = a.add(1.0).reshape({4});
+  c.contiguous().assign(Tensor::zeros({4}));
+  EXPECT_EQ(values(c), (std::vector<double>{0, 0, 0, 0}));
+  Tensor w = a.unfold(1, 1, 1);
+  a.assign(Tensor::full({2, 2}, 7.0));
+  EXPECT_EQ(values(w), (std::vector<double>{7, 7, 7, 7}));
+  Tensor s = Tensor::from_vector({5}, {});
+  Tensor p = s.cumprod(0);
+  p.assign(Tensor::zeros({}));
+  EXPECT_EQ(values(s), (std::vector<double>{5}));
 }
 
 }  // namespace

@@ -21,13 +21,27 @@ void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 Saved::Saved(const Tensor &t, const char *op, bool checked)
     : value_(t.uop()), counter_(TensorImpl::of(t)->version), version_(*counter_), op_(op), checked_(checked) {}
 
+namespace {
+[[noreturn]] void modified_in_place(const Tensor &value, const std::string &op, int64_t now, int64_t saved) {
+  throw Error(std::string("one of the variables needed for gradient computation has been modified by an inplace "
+                          "operation: [") + dtype_name(value.dtype()) + " " + shape_str(value.shape()) +
+              "], which is output 0 of " + op + ", is at version " + std::to_string(now) + "; expected version " +
+              std::to_string(saved) + " instead.");
+}
+}  // namespace
+
 Tensor Saved::get() const {
-  if (checked_ && *counter_ != version_)
-    throw Error(std::string("one of the variables needed for gradient computation has been modified by an inplace "
-                            "operation: [") + dtype_name(value_.dtype()) + " " + shape_str(value_.shape()) +
-                "], which is output 0 of " + op_ + ", is at version " + std::to_string(*counter_) +
-                "; expected version " + std::to_string(version_) + " instead.");
+  if (checked_ && *counter_ != version_) modified_in_place(value_, op_, *counter_, version_);
   return value_;
+}
+
+Tensor saves_result(const Tensor &result) {
+  const auto &impl = TensorImpl::of(result);
+  if (impl->grad_fn) {
+    impl->grad_fn->out_counter = impl->version;
+    impl->grad_fn->out_version = *impl->version;
+  }
+  return result;
 }
 
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
@@ -162,6 +176,8 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
   for (Node *node : reverse_topological(roots)) {
     const Tensor *g_out = grads.find(node);
     if (!g_out) continue;  // no gradient reached this node
+    if (node->out_counter && *node->out_counter != node->out_version)
+      modified_in_place(Tensor(node->out), node->name, *node->out_counter, node->out_version);
     Grads in_grads = node->backward(Tensor(*g_out), Tensor(node->out));
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
                node->name + " returned " + std::to_string(in_grads.size()) + " gradients for " +

@@ -80,6 +80,10 @@ struct Node {
   std::vector<DType> input_dtypes;
   BackwardFn backward;
   UOpRef out;  // the output's value when recorded (a UOp, so the node does not own its output's impl)
+  // Set by saves_result(): the backward reads the output, whose version must
+  // not have moved when it runs (checked before backward is called).
+  std::shared_ptr<int64_t> out_counter;
+  int64_t out_version = 0;
 };
 
 // A tensor a backward rule reads: its value at record time, and the version
@@ -123,6 +127,13 @@ Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B
 // `differentiable` is false for detach().
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
                    bool differentiable = true);
+
+// Marks `result` as saved by the backward of the op that made it (torch saves
+// the result of exp, sqrt, tanh, sigmoid, relu, pow, amax/amin, max/min, prod,
+// cumprod, std, softmax, log_softmax, ...): an in-place update of the result
+// before backward reaches that node then raises, as torch's does. A no-op when
+// nothing was recorded. Returns `result`.
+Tensor saves_result(const Tensor &result);
 
 // Sums a gradient down to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor &g, const Shape &shape);

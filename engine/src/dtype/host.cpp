@@ -81,7 +81,8 @@ std::vector<int64_t> row_major_strides(const Shape &s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= std::max<int64_t>(s[i], 1);
+    // Wraps like torch's strides for an empty tensor with huge dims, without UB.
+    acc = static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(std::max<int64_t>(s[i], 1)));
   }
   return st;
 }

@@ -52,27 +52,29 @@ Tensor in_f32(const Tensor &x, const char *op, F f) {
 Tensor zero_like(const Tensor &t) { return Tensor::zeros({}, t.dtype()); }
 }  // namespace
 
+// torch saves softmax's and log_softmax's result for their backward (an
+// in-place update of it raises there); these composites mark their last node.
 Tensor softmax(const Tensor &x, int64_t dim) {
   const int64_t d = tensor::wrap_dim(dim, x.ndim(), "softmax");
   // torch runs no kernel on an empty input, so it takes every dtype there.
   if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());
   require_float(x, "softmax");
-  if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x).add(1) : x.mul(1);
-  return in_f32(x, "softmax", [d](const Tensor &v) {
+  if (x.numel() == 0 || x.ndim() == 0) return autograd::saves_result(x.ndim() == 0 ? x.sub(x).add(1) : x.mul(1));
+  return autograd::saves_result(in_f32(x, "softmax", [d](const Tensor &v) {
     Tensor e = v.sub(v.amax({d}, true).detach()).exp();
     return e.div(e.sum({d}, true));
-  });
+  }));
 }
 
 Tensor log_softmax(const Tensor &x, int64_t dim) {
   const int64_t d = tensor::wrap_dim(dim, x.ndim(), "log_softmax");
   if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());  // as softmax
   require_float(x, "log_softmax");
-  if (x.numel() == 0 || x.ndim() == 0) return x.ndim() == 0 ? x.sub(x) : x.mul(1);
-  return in_f32(x, "log_softmax", [d](const Tensor &v) {
+  if (x.numel() == 0 || x.ndim() == 0) return autograd::saves_result(x.ndim() == 0 ? x.sub(x) : x.mul(1));
+  return autograd::saves_result(in_f32(x, "log_softmax", [d](const Tensor &v) {
     Tensor s = v.sub(v.amax({d}, true).detach());
     return s.sub(s.exp().sum({d}, true).log());
-  });
+  }));
 }
 
 Tensor silu(const Tensor &x) {

@@ -181,6 +181,7 @@ bool is_full_overwrite(const UOp *w) {
 // of its own.
 NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &graphs) {
   NodeMap<const UOpRef *> handle;  // a strong reference to each node, for use_count
+  NodeMap<long> in_graph;          // references to each node from nodes of these graphs
   std::vector<const UOp *> writes, stack;
   NodeSet seen;
   for (auto &g : graphs)
@@ -191,6 +192,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     if (u->op == Op::Write) writes.push_back(u);
     for (auto &s : u->src) {
       if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
+      in_graph[s.get()]++;
       if (seen.insert(s.get())) stack.push_back(s.get());
     }
   }
@@ -218,7 +220,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     // it); and any read in a kernel that runs before the write's, i.e. below
     // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
     // SORT the write depends on, such as an optimizer's momentum update).
-    auto views_base = [&](const UOp *u) { return u == base || (u->op == Op::View && u->src[0].get() == base); };
+    auto views_base = [b = base](const UOp *u) { return u == b || (u->op == Op::View && u->src[0].get() == b); };
     NodeMap<long> allowed;
     allowed[base] = 0;
     NodeSet in_same_kernel, in_earlier;
@@ -260,6 +262,31 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
           if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;
     allowed.for_each([&](const void *node, long n) { ok &= (*handle.find(node))->use_count() == n; });
+    // A node of the write's kernel that reads the old value must be read by
+    // these graphs only: one held elsewhere (a tensor still to be read) would
+    // be computed later, from the overwritten buffer.
+    NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
+    std::vector<std::pair<const UOp *, bool>> walk;
+    for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
+    while (ok && !walk.empty()) {
+      auto [u, expanded] = walk.back();
+      walk.pop_back();
+      if (reads_old.contains(u) && !expanded) continue;
+      if (views_base(u) || !in_same_kernel.contains(u) || always_realized(u)) {
+        reads_old[u] = views_base(u);
+        continue;
+      }
+      if (!expanded) {
+        walk.push_back({u, true});
+        for (auto &x : u->src)
+          if (!reads_old.contains(x.get())) walk.push_back({x.get(), false});
+        continue;
+      }
+      char r = 0;
+      for (auto &x : u->src) r |= *reads_old.find(x.get());
+      reads_old[u] = r;
+      if (const UOpRef *const *h = handle.find(u); r && h) ok &= (*h)->use_count() == *in_graph.find(u);
+    }
     if (ok)
       for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
   }

@@ -212,6 +212,11 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
   }
   // Masked: only inserting or removing size-1 dims keeps one view.
   if (non_one(shape) != non_one(new_shape)) return std::nullopt;
+  // All masked out. A 0-d view has no dim to mask, so it needs a view stack.
+  const auto masked_out = [&]() -> std::optional<View> {
+    if (new_shape.empty()) return std::nullopt;
+    return create(new_shape, std::nullopt, 0, Mask(new_shape.size(), {0, 0}));
+  };
   Strides st;
   Mask m;
   size_t od = 0;
@@ -223,7 +228,7 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
       continue;
     }
     while (shape[od] == 1) {  // dropped size-1 dim: if it is masked out, the whole view is empty
-      if ((*mask)[od].first >= (*mask)[od].second) return create(new_shape, std::nullopt, 0, Mask(new_shape.size(), {0, 0}));
+      if ((*mask)[od].first >= (*mask)[od].second) return masked_out();
       od++;
     }
     st.push_back(strides[od]);
@@ -231,7 +236,7 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
     od++;
   }
   for (; od < shape.size(); od++)
-    if ((*mask)[od].first >= (*mask)[od].second) return create(new_shape, std::nullopt, 0, Mask(new_shape.size(), {0, 0}));
+    if ((*mask)[od].first >= (*mask)[od].second) return masked_out();
   return create(new_shape, st, off, m);
 }
 

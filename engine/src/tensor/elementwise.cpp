@@ -106,11 +106,20 @@ Grads extremum_grads(const Tensor &a, const Tensor &b, const Tensor &g, bool is_
 }
 
 // A one-input op with its gradient rule rule(grad, input, output).
+// `reads_input` false: the rule ignores the input, which torch then does not
+// save, so an in-place update of it before backward does not raise.
 template <typename F, typename R>
-Tensor unary_op(const char *name, const Tensor &x, F forward, R rule) {
-  return autograd::apply(name, {x}, forward, [in = Saved(x, name), rule](const Tensor &g, const Tensor &out) {
+Tensor unary_op(const char *name, const Tensor &x, F forward, R rule, bool reads_input = true) {
+  return autograd::apply(name, {x}, forward, [in = Saved(x, name, reads_input), rule](const Tensor &g, const Tensor &out) {
     return Grads{rule(g, in.get(), out)};
   });
+}
+
+// A unary op whose rule reads its output and not its input: torch saves the
+// result (an in-place update of it before backward raises), not the input.
+template <typename F, typename R>
+Tensor result_op(const char *name, const Tensor &x, F forward, R rule) {
+  return autograd::saves_result(unary_op(name, x, forward, rule, false));
 }
 
 // Rules that torch computes in float32 for half types (one rounding at the end).
@@ -121,6 +130,21 @@ auto in_float32_rule(R rule) {
     if (dt != DType::Float16 && dt != DType::BFloat16) return rule(g, x, out);
     return rule(g.cast(DType::Float32), x.cast(DType::Float32), out.cast(DType::Float32)).cast(dt);
   };
+}
+
+Tensor pow_tensors(const Tensor &self, const Tensor &o) {
+  DType dt = tensor::result_type(self, o);
+  if (dt == DType::Bool) unsupported_dtype("pow", dt);
+  return autograd::apply(
+      "PowBackward", {self, o}, [&] { return binary(self, o, Op::Pow, "pow", dt); },
+      [a = Saved(self, "PowBackward"), b = Saved(o, "PowBackward")](const Tensor &g, const Tensor &out) {
+        // torch: exponent 0 gives the base no gradient; a zero base with a
+        // non-negative exponent gives the exponent none.
+        Tensor x = a.get(), e = b.get(), zero = Tensor::zeros({}, g.dtype());
+        Tensor ga = e.eq(zero).where(zero, g.mul(e.mul(x.pow(e.sub(Tensor::ones({}, e.dtype()))))));
+        Tensor gb = x.eq(zero).logical_and(e.ge(zero)).where(zero, g.mul(out.mul(x.log())));
+        return Grads{ga, gb};
+      });
 }
 
 }  // namespace
@@ -156,20 +180,9 @@ Tensor Tensor::div(const Tensor &o) const {
         return Grads{g.div(bv), g.neg().mul(a.get()).div(bv.mul(bv))};
       });
 }
-Tensor Tensor::pow(const Tensor &o) const {
-  DType dt = tensor::result_type(*this, o);
-  if (dt == DType::Bool) unsupported_dtype("pow", dt);
-  return autograd::apply(
-      "PowBackward", {*this, o}, [&] { return binary(*this, o, Op::Pow, "pow", dt); },
-      [a = Saved(*this, "PowBackward"), b = Saved(o, "PowBackward")](const Tensor &g, const Tensor &out) {
-        // torch: exponent 0 gives the base no gradient; a zero base with a
-        // non-negative exponent gives the exponent none.
-        Tensor x = a.get(), e = b.get(), zero = Tensor::zeros({}, g.dtype());
-        Tensor ga = e.eq(zero).where(zero, g.mul(e.mul(x.pow(e.sub(Tensor::ones({}, e.dtype()))))));
-        Tensor gb = x.eq(zero).logical_and(e.ge(zero)).where(zero, g.mul(out.mul(x.log())));
-        return Grads{ga, gb};
-      });
-}
+// torch's pow.Tensor_Tensor saves its result (the exponent's gradient reads
+// it); pow.Tensor_Scalar does not.
+Tensor Tensor::pow(const Tensor &o) const { return autograd::saves_result(pow_tensors(*this, o)); }
 Tensor Tensor::maximum(const Tensor &o) const {
   return autograd::apply(
       "MaximumBackward", {*this, o}, [&] { return binary(*this, o, Op::Max, "maximum", tensor::result_type(*this, o)); },
@@ -203,8 +216,8 @@ Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
         return make_tensor(uop::where(cast_to(expand(out).uop(), DType::Bool), cast_to(a.expand(out).uop(), dt),
                                       cast_to(b.expand(out).uop(), dt)));
       },
-      [c = detach()](const Tensor &g, const Tensor &) {
-        Tensor zero = Tensor::zeros({}, g.dtype());
+      [cond = Saved(*this, "WhereBackward")](const Tensor &g, const Tensor &) {
+        Tensor zero = Tensor::zeros({}, g.dtype()), c = cond.get();
         return Grads{std::nullopt, c.where(g, zero), c.where(zero, g)};
       });
 }
@@ -221,7 +234,7 @@ Tensor Tensor::div(Scalar o) const { return div(scalar_operand(*this, o)); }
 Tensor Tensor::pow(Scalar o) const {
   if (!is_float(result_type(dtype(), o)) && o.kind != Scalar::Kind::Float && o.i < 0)
     throw Error("pow: Integers to negative integer powers are not allowed; got " + describe(uop()) + " ** " + o.str());
-  return pow(scalar_operand(*this, o));
+  return pow_tensors(*this, scalar_operand(*this, o));
 }
 
 Tensor Tensor::neg() const {
@@ -240,19 +253,19 @@ Tensor Tensor::abs() const {
                   });
 }
 Tensor Tensor::exp() const {
-  return unary_op("ExpBackward", *this, [&] { return unary_float(*this, Op::Exp); },
-                  [](const Tensor &g, const Tensor &, const Tensor &out) { return g.mul(out); });
+  return result_op("ExpBackward", *this, [&] { return unary_float(*this, Op::Exp); },
+                   [](const Tensor &g, const Tensor &, const Tensor &out) { return g.mul(out); });
 }
 Tensor Tensor::log() const {
   return unary_op("LogBackward", *this, [&] { return unary_float(*this, Op::Log); },
                   [](const Tensor &g, const Tensor &x, const Tensor &) { return g.div(x); });
 }
 Tensor Tensor::sqrt() const {
-  return unary_op("SqrtBackward", *this, [&] { return unary_float(*this, Op::Sqrt); },
-                  [](const Tensor &g, const Tensor &, const Tensor &out) { return g.div(out.mul(2)); });
+  return result_op("SqrtBackward", *this, [&] { return unary_float(*this, Op::Sqrt); },
+                   [](const Tensor &g, const Tensor &, const Tensor &out) { return g.div(out.mul(2)); });
 }
 Tensor Tensor::rsqrt() const {
-  return unary_op(
+  return result_op(
       "RsqrtBackward", *this,
       [&] { return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.sqrt().uop())); }); },
       [](const Tensor &g, const Tensor &, const Tensor &out) { return g.mul(out.pow(3)).mul(-0.5); });
@@ -266,10 +279,10 @@ Tensor Tensor::cos() const {
                   [](const Tensor &g, const Tensor &x, const Tensor &) { return g.mul(x.sin().neg()); });
 }
 Tensor Tensor::tanh() const {
-  return unary_op("TanhBackward", *this, [&] { return unary_float(*this, Op::Tanh); },
-                  [](const Tensor &g, const Tensor &, const Tensor &out) {
-                    return g.mul(Tensor::ones({}, out.dtype()).sub(out.mul(out)));
-                  });
+  return result_op("TanhBackward", *this, [&] { return unary_float(*this, Op::Tanh); },
+                   [](const Tensor &g, const Tensor &, const Tensor &out) {
+                     return g.mul(Tensor::ones({}, out.dtype()).sub(out.mul(out)));
+                   });
 }
 Tensor Tensor::erf() const {
   return unary_op("ErfBackward", *this, [&] { return unary_float(*this, Op::Erf); },
@@ -279,7 +292,7 @@ Tensor Tensor::erf() const {
 }
 
 Tensor Tensor::sigmoid() const {
-  return unary_op(
+  return result_op(
       "SigmoidBackward", *this,
       [&] { return in_float32(*this, [](const Tensor &x) { return make_tensor(alu(Op::Recip, x.neg().exp().add(1).uop())); }); },
       in_float32_rule([](const Tensor &g, const Tensor &, const Tensor &out) {
@@ -290,10 +303,10 @@ Tensor Tensor::sigmoid() const {
 Tensor Tensor::relu() const {
   if (dtype() == DType::Bool) unsupported_dtype("relu", dtype());
   // torch's threshold_backward: no gradient where the output is not positive.
-  return unary_op("ReluBackward", *this, [&] { return maximum(scalar_tensor(0, dtype())); },
-                  [](const Tensor &g, const Tensor &, const Tensor &out) {
-                    return out.gt(Tensor::zeros({}, out.dtype())).where(g, Tensor::zeros({}, g.dtype()));
-                  });
+  return result_op("ReluBackward", *this, [&] { return maximum(scalar_tensor(0, dtype())); },
+                   [](const Tensor &g, const Tensor &, const Tensor &out) {
+                     return out.gt(Tensor::zeros({}, out.dtype())).where(g, Tensor::zeros({}, g.dtype()));
+                   });
 }
 
 Tensor Tensor::gelu(const std::string &approximate) const {

@@ -48,7 +48,10 @@ void check_range(const T *v, int64_t n, int64_t lo, int64_t hi, const std::funct
 void check_values(const Tensor &index, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
   if (index.numel() == 0) return;
   if (index.dtype() == DType::Int64 || index.dtype() == DType::Int32) {
-    Tensor c = index.contiguous().realize();  // row-major: a whole buffer
+    // A whole buffer; realized in the index's own handle when it already is one.
+    const UOpRef r = row_major(index.uop());
+    Tensor c = r == index.uop() ? index : make_tensor(r);
+    c.realize();
     auto &buf = *base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
     const void *data = engine::buffer_data(buf);
     if (index.dtype() == DType::Int64) check_range(static_cast<const int64_t *>(data), c.numel(), lo, hi, msg);

@@ -112,8 +112,8 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
       infer = static_cast<int64_t>(i);
     } else if (s[i] < 0) {
       throw Error("reshape: invalid shape dimension " + std::to_string(s[i]) + " in " + shape_str(new_shape));
-    } else {
-      known *= s[i];
+    } else if (__builtin_mul_overflow(known, s[i], &known)) {
+      throw Error("reshape: shape " + shape_str(new_shape) + " overflows int64 (numel: integer multiplication overflow)");
     }
   }
   auto fail = [&] {
@@ -237,13 +237,13 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>> &bounds) co
 }
 
 Tensor Tensor::flip(const Dims &dims) const {
-  std::vector<bool> f(ndim(), false);
+  std::vector<bool> f(std::max<int64_t>(ndim(), 1), false);  // a 0-d tensor flips over dim 0 (nothing)
   for (auto d : dims) {
     int64_t w = wrap_dim(d, ndim(), "flip");
-    if (ndim() == 0) continue;
     if (f[w]) throw Error("flip: dim " + std::to_string(w) + " appears multiple times in the list of dims");
     f[w] = true;
   }
+  f.resize(ndim());
   // torch's flip always returns a fresh tensor, even when it reverses nothing,
   // laid out in its input's stride order.
   auto st = tracker_of(uop());
@@ -259,7 +259,10 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   std::vector<std::pair<int64_t, int64_t>> b(ndim());
   for (int64_t i = 0; i < ndim(); i++) b[i] = {0, shape()[i]};
   auto norm = [n](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
-  int64_t k = step > 0 ? step : -step, first, count;
+  // |step| beyond the dim's size reads one element, as n would: clamping it
+  // keeps every product below in range (and -INT64_MIN is never taken).
+  const int64_t most = std::max<int64_t>(n, 1);
+  int64_t k = step > 0 ? std::min(step, most) : step >= -most ? -step : most, first, count;
   if (step > 0) {
     first = start ? norm(*start, 0, n) : 0;
     int64_t e = stop ? norm(*stop, 0, n) : n;
@@ -339,7 +342,7 @@ StridedStorage strided_storage(const Tensor &x) {
     s.elements = st;
     return s;
   }
-  s.base = x.contiguous().uop();
+  s.base = row_major(x.uop());
   s.size = x.numel();
   if (s.base->op == Op::View) {  // already a contiguous view of a realized buffer
     s.offset = tracker_of(s.base).views[0].offset;

@@ -15,5 +15,9 @@ UOpRef cast_to(const UOpRef &u, DType dt);
 [[noreturn]] void unsupported_dtype(const char *op, DType dt);
 Tensor scalar_tensor(Scalar s, DType dt);
 Tensor make_tensor(UOpRef u);
+// u's value as a node the scheduler stores row-major on its own: u itself when
+// it is a whole buffer or a CONTIGUOUS node, else a new CONTIGUOUS node. (Not
+// torch's contiguous(): that returns any contiguous view itself.)
+UOpRef row_major(const UOpRef &u);
 
 }  // namespace loom::tensor

@@ -55,13 +55,14 @@ Tensor reduce_backward(Op op, const Tensor &x, const Tensor &g, const Tensor &ou
 }
 
 Tensor reduce(const Tensor &t, Op op, const Dims &axes, bool keepdim) {
-  Tensor r = axes.empty() ? t
-                          : autograd::record(op == Op::Add ? "SumBackward" : op == Op::Mul ? "ProdBackward" : op == Op::Max ? "AmaxBackward" : "AminBackward", {t},
-                                             make_tensor(UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()},
-                                                                   uop::ReduceArg{op, axes})),
-                                             [op, x = autograd::Saved(t, "ReduceBackward")](const Tensor &g, const Tensor &out) {
-                                               return Grads{reduce_backward(op, x.get(), g, out)};
-                                             });
+  // Over no dims (a 0-d input) the value is the input's, but the result is
+  // still a new tensor, as torch's: never the input's own handle.
+  const char *name = op == Op::Add ? "SumBackward" : op == Op::Mul ? "ProdBackward" : op == Op::Max ? "AmaxBackward" : "AminBackward";
+  Tensor value = make_tensor(axes.empty() ? t.uop() : UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()}, uop::ReduceArg{op, axes}));
+  Tensor r = autograd::record(name, {t}, value, [op, x = autograd::Saved(t, "ReduceBackward")](const Tensor &g, const Tensor &out) {
+    return Grads{reduce_backward(op, x.get(), g, out)};
+  });
+  if (op != Op::Add) autograd::saves_result(r);  // torch saves amax/amin/prod's result
   if (keepdim) return r;
   Shape s;
   for (int64_t i = 0; i < t.ndim(); i++)
@@ -115,19 +116,31 @@ Tensor Tensor::amin(const Dims &dims, bool keepdim) const {
   return reduce(*this, Op::Min, axes, keepdim);
 }
 
-Tensor Tensor::max() const {
-  if (numel() == 0)
-    throw Error("max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
-                "with the 'dim' argument; got " + describe(uop()));
-  return amax();
+namespace {
+// torch.max(x) / torch.min(x): the gradient is shared evenly by the elements
+// equal to the result (the NaN ones when it is NaN) and is exactly 0 elsewhere,
+// even where the gradient is NaN or infinite: torch's evenly_distribute_backward
+// puts it into zeros with index_put rather than multiplying by a 0/1 mask.
+Tensor full_extreme(const Tensor &t, bool is_max) {
+  const char *op = is_max ? "max" : "min";
+  if (t.numel() == 0)
+    throw Error(std::string(op) + "(): Expected reduction dim to be specified for input.numel() == 0. Specify the " +
+                "reduction dim with the 'dim' argument; got " + describe(t.uop()));
+  const char *name = is_max ? "MaxBackward" : "MinBackward";
+  Tensor r = autograd::apply(
+      name, {t}, [&] { return is_max ? t.amax() : t.amin(); },
+      [x = autograd::Saved(t, name)](const Tensor &g, const Tensor &out) {
+        const Tensor in = x.get();
+        const Tensor hit = out.ne(out).where(in.ne(in), in.eq(out));
+        const Tensor share = g.div(hit.sum().cast(g.dtype()));
+        return Grads{hit.where(share, Tensor::zeros({}, g.dtype()))};
+      });
+  return autograd::saves_result(r);
 }
+}  // namespace
 
-Tensor Tensor::min() const {
-  if (numel() == 0)
-    throw Error("min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
-                "with the 'dim' argument; got " + describe(uop()));
-  return amin();
-}
+Tensor Tensor::max() const { return full_extreme(*this, true); }
+Tensor Tensor::min() const { return full_extreme(*this, false); }
 
 namespace {
 // First index of the extreme value: NaN counts as the extreme, like torch.

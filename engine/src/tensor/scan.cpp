@@ -26,16 +26,19 @@ Tensor reversed_cumsum(const Tensor &t, int64_t d) { return t.flip({d}).cumsum(d
 // does (float32 in double, halves in float, integers in int64), one pass per
 // line, rounded to the result dtype at each position.
 Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
-  if (t.ndim() == 0) {
-    wrap_dim(dim, 1, op);
-    return t.cast(is_float(t.dtype()) ? t.dtype() : DType::Int64);
-  }
-  const int64_t d = wrap_dim(dim, t.ndim(), op);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(t.ndim(), 1), op);
   const DType out = is_float(t.dtype()) ? t.dtype() : DType::Int64;
   const DType acc = out == DType::Float16 || out == DType::BFloat16 ? DType::Float32
                     : out == DType::Float32                         ? DType::Float64
                                                                     : out;
-  if (t.numel() == 0) return t.cast(out);
+  const char *name = mul ? "CumprodBackward" : "CumsumBackward";
+  // A 0-d or empty input: the value is the input's, the result a new tensor
+  // (never the input's own handle, which a write into the result would reach).
+  if (t.ndim() == 0 || t.numel() == 0) {
+    Tensor r = autograd::record(name, {t}, make_tensor(t.cast(out).uop()),
+                                [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
+    return mul ? autograd::saves_result(r) : r;
+  }
   auto forward = [&] { return scan_along(t.cast(acc), d, mul ? Op::Mul : Op::Add).cast(out); };
   if (!mul)
     return autograd::apply("CumsumBackward", {t}, forward,
@@ -43,7 +46,7 @@ Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
   // torch's cumprod gradient: before a line's first zero, the reversed
   // cumulative sum of g * out divided by x; at the first zero, the same sum
   // over the products that skip it; after it, zero.
-  return autograd::apply("CumprodBackward", {t}, forward, [t, d](const Tensor &g, const Tensor &out) {
+  return autograd::saves_result(autograd::apply("CumprodBackward", {t}, forward, [t, d](const Tensor &g, const Tensor &out) {
     const Tensor zero = Tensor::zeros({}, t.dtype()), one = Tensor::ones({}, t.dtype());
     const Tensor zeros_so_far = t.eq(zero).cumsum(d);
     const Tensor before = zeros_so_far.eq(Tensor::zeros({}, DType::Int64));
@@ -51,14 +54,14 @@ Tensor scan(const Tensor &t, int64_t dim, bool mul, const char *op) {
     const Tensor skip_it = first_zero.where(one, t).cumprod(d);
     const Tensor head = reversed_cumsum(g.mul(out), d).div(before.where(t, one));
     return autograd::Grads{before.where(head, first_zero.where(reversed_cumsum(g.mul(skip_it), d), zero))};
-  });
+  }));
 }
 
 // Indices (int64, shape of t) that sort t along d stably: a merge sort per
 // line, O(n log n).
 Tensor sort_indices(const Tensor &t, int64_t d, bool descending) {
-  Tensor x = (t.dtype() == DType::Bool ? t.cast(DType::UInt8) : t).contiguous();
-  return make_tensor(UOp::make(Op::Sort, DType::Int64, {x.uop()}, uop::ReduceArg{descending ? Op::Max : Op::Min, {d}}));
+  const Tensor x = t.dtype() == DType::Bool ? t.cast(DType::UInt8) : t;
+  return make_tensor(UOp::make(Op::Sort, DType::Int64, {row_major(x.uop())}, uop::ReduceArg{descending ? Op::Max : Op::Min, {d}}));
 }
 
 std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, const char *op) {

@@ -4,6 +4,7 @@
 // ops they are built of.
 #include <algorithm>
 
+#include "autograd/impl.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -61,7 +62,11 @@ Tensor Tensor::cat(const std::vector<Tensor> &tensors, int64_t dim) {
                     std::to_string(ts[i].shape()[k]) + " for tensor number " + std::to_string(i) + " in the list.");
     total += ts[i].shape()[d];
   }
-  if (ts.size() == 1) return ts[0].cast(dt).contiguous();
+  if (ts.size() == 1) {  // a copy, as torch's: never the input itself
+    const Tensor x = ts[0].cast(dt);
+    return autograd::record("CatBackward", {x}, make_tensor(UOp::make(Op::Contiguous, dt, {x.uop()})),
+                            [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
+  }
   // Each piece padded with zeros to the full length; the pieces cover disjoint ranges.
   Tensor out;
   int64_t at = 0;
@@ -329,7 +334,14 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   back.push_back(r + 1);
   for (int64_t k = d; k < r; k++) back.push_back(k);
   back.push_back(r);
-  return w.permute(back);
+  // torch's unfold is a view of its input. Built over a pad (a copy point),
+  // the result would hang off that internal copy: register it as a view of
+  // this tensor instead, so an in-place update of this tensor (or of another
+  // view of it) rebuilds it.
+  Tensor out = w.permute(back);
+  autograd::register_view(TensorImpl::of(out), impl_,
+                          [dim, size, step](const Tensor &t) { return t.unfold(dim, size, step); });
+  return out;
 }
 
 Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, const std::string &mode) const {

@@ -55,7 +55,7 @@ std::pair<Tensor, Tensor> var_mean(const Tensor &t, const Dims &dims, int64_t co
   }
   Tensor mean = shifted.mean(dims, true);
   Tensor dev = shifted.sub(mean);
-  const double divisor = std::max<double>(0, static_cast<double>(n - correction));
+  const double divisor = std::max<double>(0, static_cast<double>(n) - static_cast<double>(correction));
   Tensor var = dev.mul(dev).sum(dims, keepdim).div(divisor);
   return {var, x.mean(dims, keepdim)};
 }
@@ -79,9 +79,9 @@ Tensor std_of(const Tensor &t, const Dims &dims, int64_t correction, bool keepdi
   } else {
     for (int64_t d : dims) axes.push_back(wrap_dim(d, t.ndim(), op));
   }
-  const double dof = std::max<double>(0, static_cast<double>(reduced_count(t, dims, op) - correction));
+  const double dof = std::max<double>(0, static_cast<double>(reduced_count(t, dims, op)) - static_cast<double>(correction));
   const Tensor value = v.sqrt().cast(t.dtype());
-  return autograd::apply(
+  return autograd::saves_result(autograd::apply(
       "StdBackward", {t}, [&] { return value; },
       [x = autograd::Saved(t, "StdBackward"), axes, keepdim, dof](const Tensor &g, const Tensor &out) {
         const Tensor in = x.get();
@@ -94,7 +94,7 @@ Tensor std_of(const Tensor &t, const Dims &dims, int64_t correction, bool keepdi
         }
         Tensor dev = in.sub(in.mean(axes, true));
         return autograd::Grads{gv.mul(2.0 / dof).mul(dev)};
-      });
+      }));
 }
 }  // namespace
 
@@ -117,7 +117,7 @@ Tensor Tensor::cov(int64_t correction) const {
   Tensor x = (ndim() < 2 ? reshape({1, -1}) : *this).cast(compute_dtype(out));
   const int64_t n = x.shape()[1];
   Tensor dev = x.sub(x.mean({1}, true));
-  const double divisor = std::max<double>(0, static_cast<double>(n - correction));
+  const double divisor = std::max<double>(0, static_cast<double>(n) - static_cast<double>(correction));
   // c[a, b] = sum_k dev[a, k] * dev[b, k] / divisor
   Tensor c = dev.unsqueeze(1).mul(dev.unsqueeze(0)).sum({2}).div(divisor);
   // One variable (1-d input, or a single row) gives a 0-d result, like torch.

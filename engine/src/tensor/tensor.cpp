@@ -104,18 +104,40 @@ std::string Tensor::str() const {
   return "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ")";
 }
 
-namespace {
-// The node itself when it already is a contiguous buffer or CONTIGUOUS result.
-UOpRef contiguous_uop(const UOpRef &u) {
+namespace tensor {
+UOpRef row_major(const UOpRef &u) {
   if (uop::whole_buffer(u.get()) || u->op == Op::Contiguous) return u;
   return UOp::make(Op::Contiguous, u->dtype, {u});
 }
+}  // namespace tensor
+
+namespace {
+// torch's is_contiguous() for the strides torch would give the tensor. loom's
+// storage is an op's result (or a copy torch would have made) laid out
+// row-major, so a tensor is contiguous when it reads that storage through one
+// unmasked view with row-major strides, size-1 dims ignored as torch does.
+// (A broadcast constant such as zeros() has stride 0: it counts as not
+// contiguous, as loom cannot tell it from an expand.)
+bool torch_contiguous(const UOpRef &u) {
+  if (u->op != Op::View) return true;
+  const shape::ShapeTracker st = tracker_of(u);
+  if (!st.single_plain()) return false;
+  const shape::View &v = st.views[0];
+  if (shape::prod(v.shape) == 0) return true;
+  int64_t expected = 1;
+  for (size_t i = v.shape.size(); i-- > 0;) {
+    if (v.shape[i] != 1 && v.strides[i] != expected) return false;
+    expected *= v.shape[i];
+  }
+  return true;
+}
 }  // namespace
 
+// torch returns the tensor itself when it is contiguous already, so writes
+// through the result reach it (and the other way round); otherwise a copy.
 Tensor Tensor::contiguous() const {
-  UOpRef c = contiguous_uop(uop());
-  if (c == uop()) return *this;
-  return autograd::record("CloneBackward", {*this}, Tensor(c),
+  if (torch_contiguous(uop())) return *this;
+  return autograd::record("CloneBackward", {*this}, Tensor(UOp::make(Op::Contiguous, dtype(), {uop()})),
                           [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
@@ -127,7 +149,7 @@ Tensor &Tensor::realize() {
 }
 
 HostTensor Tensor::to_host() const {
-  Tensor t(contiguous_uop(uop()));
+  Tensor t(row_major(uop()));
   t.realize();
   const UOpRef &b = base_of(t.uop());
   auto &buf = b->arg_as<uop::BufferArg>().buffer;

@@ -4,7 +4,6 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,12 +46,22 @@ class Match {
 
 using RewriteFn = std::function<UOpRef(const Match &)>;
 
+// Where a rule was written. Not std::source_location: clang 14 (the
+// sanitizer and libFuzzer build's compiler) lacks it with libstdc++ 12; the
+// builtins give the same call-site file and line under g++ and clang.
+struct RuleLocation {
+  const char *file = "";
+  unsigned line = 0;
+  static constexpr RuleLocation current(const char *f = __builtin_FILE(), unsigned l = __builtin_LINE()) {
+    return {f, l};
+  }
+};
+
 struct Rule {
   UPat pat;
   RewriteFn fn;
-  std::source_location loc;
-  Rule(UPat p, RewriteFn f, std::source_location l = std::source_location::current())
-      : pat(std::move(p)), fn(std::move(f)), loc(l) {}
+  RuleLocation loc;
+  Rule(UPat p, RewriteFn f, RuleLocation l = RuleLocation::current()) : pat(std::move(p)), fn(std::move(f)), loc(l) {}
 };
 
 class PatternMatcher {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The sanitizer run: AddressSanitizer (with LeakSanitizer) + UBSan, -O1, in
+# its own build dir, so the main build's compiler and flags do not change.
+#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan),
+#                                   then run the engine unit tests and every
+#                                   op's forward (OpProperty) and backward
+#                                   (GradProperty) conformance property with
+#                                   RC_PARAMS max_success=$LOOM_SANITIZE_CASES
+#                                   (default 4) instead of 100
+#   ci/sanitize.sh --build TARGET.. only configure and build those (g++)
+#   ci/sanitize.sh --fuzzers TARGET.. clang build of the libFuzzer harnesses
+#                                   in $LOOM_LIBFUZZER_DIR (build-libfuzzer);
+#                                   clang, since g++ has no libFuzzer, and not
+#                                   for conformance: libtorch 1.13's headers do
+#                                   not compile with clang 14 in C++20
+#   ci/sanitize.sh --have-libfuzzer exit 0 when clang can link a libFuzzer binary
+# Any sanitizer report fails the run (halt_on_error, no UBSan recovery).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+dir=${LOOM_SANITIZE_DIR:-build-asan}
+export CCACHE_DIR=${CCACHE_DIR:-$root/.ccache}
+
+have_libfuzzer() {
+  command -v clang++ >/dev/null || return 1
+  local tmp
+  tmp=$(mktemp -d)
+  printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }\n' >"$tmp/f.cpp"
+  local ok=0
+  clang++ -fsanitize=fuzzer,address,undefined "$tmp/f.cpp" -o "$tmp/f" 2>/dev/null || ok=1
+  rm -rf "$tmp"
+  return $ok
+}
+
+configure() {  # configure DIR [cmake args...]
+  local d=$1
+  shift
+  cmake -S . -B "$d" -G Ninja "$@" -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
+}
+
+build() {
+  configure "$dir"
+  ninja -C "$dir" -j "$(nproc)" "$@"
+}
+
+fuzzers() {
+  local d=${LOOM_LIBFUZZER_DIR:-build-libfuzzer}
+  configure "$d" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+  ninja -C "$d" -j "$(nproc)" "$@"
+}
+
+case ${1:-} in
+  --have-libfuzzer) have_libfuzzer; exit ;;
+  --build) shift; build "$@"; exit ;;
+  --fuzzers) shift; fuzzers "$@"; exit ;;
+  "") ;;
+  *) echo "usage: ci/sanitize.sh [--build TARGET... | --fuzzers TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
+esac
+
+start=$SECONDS
+build loom_engine_tests loom_conformance loom_cache_child
+echo "sanitize: built in $((SECONDS - start)) s"
+# detect_leaks: LeakSanitizer; libtorch's own one-time allocations are
+# suppressed by ci/lsan.supp (each entry names why).
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_odr_violation=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$root/ci/lsan.supp:print_suppressions=0
+export RC_PARAMS="seed=20261122 max_success=${LOOM_SANITIZE_CASES:-4}"
+status=0
+"$dir/engine/loom_engine_tests" --gtest_brief=1 || status=1
+"$dir/conformance/loom_conformance" --gtest_brief=1 \
+  --gtest_filter='Ops/OpProperty.*:Ops/GradProperty.*' || status=1
+echo "sanitize: wall time $((SECONDS - start)) s"
+exit "$status"
