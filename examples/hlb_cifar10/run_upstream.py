@@ -16,23 +16,14 @@ batches of 2500).
 import argparse
 import importlib.util
 import os
-import pickle
 import sys
 import tempfile
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-
-def load_split(root, names):
-    images, labels = [], []
-    for name in names:
-        with open(os.path.join(root, "cifar-10-batches-py", name), "rb") as f:
-            batch = pickle.load(f, encoding="bytes")
-        images.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
-        labels.append(np.asarray(batch[b"labels"], dtype=np.int64))
-    return torch.tensor(np.concatenate(images)).float().div(255), torch.tensor(np.concatenate(labels))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train import load_split  # noqa: E402  (the example's CIFAR-10 batch reader)
 
 
 def write_data_pt(root, path):

@@ -8,6 +8,7 @@ from . import _C
 from ._C import Tensor
 from .devices import CPU, is_device, resolve
 from . import creation
+from .tensor import _inplace
 
 _dt = _C.dtype
 
@@ -141,13 +142,6 @@ def norm(self, p="fro", dim=None, keepdim=False):
         return self.abs().amax(dim, keepdim)
     return self.abs().pow(p).sum(dim, keepdim).pow(1.0 / p)
 
-
-def _inplace(name):
-    def update(self, *args, **kwargs):
-        self._assign(getattr(self, name)(*args, **kwargs))
-        return self
-    update.__name__ = name + "_"
-    return update
 
 
 for _name in ("add", "sub", "lerp", "addcmul", "addcdiv", "square"):
