@@ -128,43 +128,11 @@ def clone(self):
     return self.mul(True)
 
 
-@_method("view")
-def view(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], _dt):
-        raise NotImplementedError("Tensor.view(dtype) is not supported by loom")
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
-        shape = tuple(shape[0])
-    return self.reshape(list(shape))
-
-
-_reshape = Tensor.reshape
-
-
-@_method("reshape")
-def reshape(self, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
-        shape = tuple(shape[0])
-    return _reshape(self, list(shape))
-
-
-_permute = Tensor.permute
-
-
-@_method("permute")
-def permute(self, *dims):
-    if len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
-        dims = tuple(dims[0])
-    return _permute(self, list(dims))
-
-
-_expand = Tensor.expand
-
-
-@_method("expand")
-def expand(self, *sizes):
-    if len(sizes) == 1 and not isinstance(sizes[0], numbers.Integral):
-        sizes = tuple(sizes[0])
-    return _expand(self, list(sizes))
+def _varargs(args):
+    """f(2, 3), f((2, 3)) and f([2, 3]) all mean [2, 3], as in torch."""
+    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+        args = tuple(args[0])
+    return list(args)
 
 
 def _dims_varargs(name):
@@ -172,15 +140,20 @@ def _dims_varargs(name):
     impl = getattr(Tensor, name)
 
     def call(self, *dims):
-        if len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
-            dims = tuple(dims[0])
-        return impl(self, list(dims))
+        return impl(self, _varargs(dims))
     call.__name__ = name
     return call
 
 
-for _name in ("flip", "repeat", "tile"):
+for _name in ("reshape", "permute", "expand", "flip", "repeat", "tile"):
     setattr(Tensor, _name, _dims_varargs(_name))
+
+
+@_method("view")
+def view(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dt):
+        raise NotImplementedError("Tensor.view(dtype) is not supported by loom")
+    return self.reshape(*shape)
 
 
 @_method("t")
