@@ -9,18 +9,23 @@
 
 namespace loom::reference {
 
-// The median time of `runs` calls of f, after one warm-up call (which compiles).
-inline double median_ms(int runs, const std::function<void()> &f) {
+// The median over `runs` runs of the time of one call of f, each run timing
+// `reps` calls back to back (for calls too short for one clock reading), after
+// one warm-up call (which compiles).
+inline double median_ms(int runs, const std::function<void()> &f, int reps = 1) {
   std::vector<double> t;
   f();
   for (int i = 0; i < runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (int r = 0; r < reps; ++r) f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+
+// Calls per timed run of the one-row write, which takes microseconds.
+inline constexpr int kRowWriteReps = 1000;
 
 struct OpTiming {
   std::string name;
