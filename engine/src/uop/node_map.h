@@ -1,9 +1,11 @@
 // NodeMap: a map keyed by node address, for the per-graph tables a pass
 // builds (visited sets, memos, counts). Open addressing in one array: one
 // allocation per growth instead of one per entry, which is most of the cost
-// of walking a small graph with std::unordered_map. Iteration order is the
-// slot order (unspecified, as with unordered_map); keys are never removed.
+// of walking a small graph with std::unordered_map (and none up to 8
+// entries). Iteration order is the slot order (unspecified, as with
+// unordered_map); keys are never removed.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -16,20 +18,39 @@ class NodeMap {
  public:
   using Slot = std::pair<const void *, V>;
 
+  NodeMap() = default;
+  NodeMap(const NodeMap &o) { *this = o; }
+  NodeMap(NodeMap &&o) noexcept { *this = std::move(o); }
+  NodeMap &operator=(const NodeMap &o) {
+    if (this == &o) return *this;
+    heap_ = o.heap_;
+    local_ = o.local_;
+    size_ = o.size_;
+    return *this;
+  }
+  NodeMap &operator=(NodeMap &&o) noexcept {
+    heap_ = std::move(o.heap_);
+    local_ = std::move(o.local_);
+    size_ = o.size_;
+    o.heap_.clear();
+    o.local_ = {};
+    o.size_ = 0;
+    return *this;
+  }
+
   // The value for k, default-constructed when k is new.
   V &operator[](const void *k) { return *insert(k).first; }
   // {value, true} when k was new.
   std::pair<V *, bool> insert(const void *k) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
-    Slot &s = slots_[probe(k)];
+    if (2 * (size_ + 1) > capacity()) grow();
+    Slot &s = slots()[probe(k)];
     if (s.first) return {&s.second, false};
     s.first = k;
     size_++;
     return {&s.second, true};
   }
   V *find(const void *k) {
-    if (slots_.empty()) return nullptr;
-    Slot &s = slots_[probe(k)];
+    Slot &s = slots()[probe(k)];
     return s.first ? &s.second : nullptr;
   }
   const V *find(const void *k) const { return const_cast<NodeMap *>(this)->find(k); }
@@ -38,25 +59,39 @@ class NodeMap {
 
   template <typename F>
   void for_each(F &&f) const {
-    for (auto &s : slots_)
-      if (s.first) f(s.first, s.second);
+    const Slot *p = slots();
+    for (size_t i = 0; i < capacity(); i++)
+      if (p[i].first) f(p[i].first, p[i].second);
   }
 
  private:
+  // The first kLocal slots live in the map itself: the tables of a small
+  // graph's passes never touch the heap.
+  static constexpr size_t kLocal = 16;
+
+  Slot *slots() { return heap_.empty() ? local_.data() : heap_.data(); }
+  const Slot *slots() const { return heap_.empty() ? local_.data() : heap_.data(); }
+  size_t capacity() const { return heap_.empty() ? kLocal : heap_.size(); }
+
   size_t probe(const void *k) const {
-    const size_t mask = slots_.size() - 1;
+    const Slot *p = slots();
+    const size_t mask = capacity() - 1;
     size_t i = (reinterpret_cast<uintptr_t>(k) >> 4) * 0x9e3779b97f4a7c15ull >> 20 & mask;
-    while (slots_[i].first && slots_[i].first != k) i = (i + 1) & mask;
+    while (p[i].first && p[i].first != k) i = (i + 1) & mask;
     return i;
   }
   void grow() {
-    std::vector<Slot> old(slots_.empty() ? 16 : 2 * slots_.size());
-    old.swap(slots_);
-    for (auto &s : old)
-      if (s.first) slots_[probe(s.first)] = std::move(s);
+    std::vector<Slot> old(2 * capacity());
+    old.swap(heap_);
+    Slot *from = old.empty() ? local_.data() : old.data();
+    const size_t n = old.empty() ? kLocal : old.size();
+    for (size_t i = 0; i < n; i++)
+      if (from[i].first) heap_[probe(from[i].first)] = std::move(from[i]);
+    local_ = {};
   }
 
-  std::vector<Slot> slots_;  // power-of-two size; a null key marks an empty slot
+  std::array<Slot, kLocal> local_{};
+  std::vector<Slot> heap_;  // power-of-two size once the local slots fill; a null key marks an empty slot
   size_t size_ = 0;
 };
 
