@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "schedule/schedule_cache.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -30,12 +31,19 @@ RealizedCache &realized() {
   return *c;
 }
 
-UOpRef lookup_realized(const UOpRef &u) {
+// The realized buffer view of each node of `order` (null where none), under one lock.
+std::vector<UOpRef> lookup_realized(const std::vector<const UOpRef *> &order) {
+  std::vector<UOpRef> out(order.size());
   auto &c = realized();
   std::lock_guard<std::mutex> l(c.mu);
-  auto it = c.map.find(u.get());
-  if (it != c.map.end() && it->second.first.lock() == u) return it->second.second;
-  return nullptr;
+  if (c.map.empty()) return out;
+  for (size_t i = 0; i < order.size(); i++) {
+    const UOpRef &u = *order[i];
+    if (u->op == Op::Buffer || u->op == Op::Const) continue;
+    auto it = c.map.find(u.get());
+    if (it != c.map.end() && it->second.first.lock() == u) out[i] = it->second.second;
+  }
+  return out;
 }
 
 void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
@@ -52,14 +60,18 @@ void forget_dead() {
   for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
 }
 
-// Replaces realized nodes by their buffers (bottom-up, memoized across the
-// roots). `rebuilt` gets each raw node that changed, with its substitute, as
-// weak references: the donation check counts strong ones.
+// Replaces realized nodes by their buffers, bottom-up over `order` (the
+// topological order of `root`). Returns root's substitute: root itself when
+// nothing in the graph was realized. `rebuilt` gets each node that changed,
+// with its substitute, as weak references: the donation check counts strong ones.
 using Rebuilt = std::vector<std::pair<std::weak_ptr<const UOp>, std::weak_ptr<const UOp>>>;
-UOpRef substitute_realized(const UOpRef &root, NodeMap<UOpRef> &memo, Rebuilt &rebuilt) {
-  for (auto &u : uop::toposort(root)) {
-    if (memo.contains(u.get())) continue;
-    UOpRef r = u->op == Op::Buffer ? nullptr : lookup_realized(u);
+UOpRef substitute_realized(const std::vector<const UOpRef *> &order, Rebuilt &rebuilt) {
+  const std::vector<UOpRef> hits = lookup_realized(order);
+  if (std::all_of(hits.begin(), hits.end(), [](const UOpRef &h) { return !h; })) return *order.back();
+  NodeMap<UOpRef> memo;
+  for (size_t i = 0; i < order.size(); i++) {
+    const UOpRef &u = *order[i];
+    UOpRef r = hits[i];
     if (!r) {
       std::vector<UOpRef> src;
       bool changed = false;
@@ -75,7 +87,7 @@ UOpRef substitute_realized(const UOpRef &root, NodeMap<UOpRef> &memo, Rebuilt &r
     if (r != u) rebuilt.push_back({u, r});
     memo[u.get()] = r;
   }
-  return *memo.find(root.get());
+  return *memo.find(order.back()->get());
 }
 
 bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().contiguous(); }
@@ -354,34 +366,34 @@ class KernelBuilder {
   NodeMap<UOpRef> memo_;
 };
 
-}  // namespace
-
-Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
-  forget_dead();
-  Rebuilt rebuilt;
-  std::vector<UOpRef> outputs;
-  {
-    NodeMap<UOpRef> memo;
-    for (auto &o : raw_outputs) outputs.push_back(substitute_realized(o, memo, rebuilt));
-  }
-  std::vector<UOpRef> graphs = raw_outputs;
-  graphs.insert(graphs.end(), outputs.begin(), outputs.end());
-  const auto donated = find_donations(graphs);
-  graphs.clear();
-  UOpRef sink = UOp::make(Op::Sink, DType::Bool, outputs);
-  auto order = uop::toposort(sink);
+// Cuts the graph into kernels (order: the topological order of the SINK of
+// the outputs). Returns the same schedule as a template, its buffers as
+// positions in the order.
+std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
+                                        const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched,
+                                        NodeMap<UOpRef> &view_of) {
   auto rp = find_realize_points(order, outputs);
-
-  Schedule sched;
-  sched.work_needed = work_needed(order);
+  auto tmpl = std::make_shared<ScheduleTemplate>();
+  sched.work_needed = tmpl->work_needed = work_needed(order);
+  NodeMap<int64_t> slot;  // buffer -> its slot in the template
+  for (size_t i = 0; i < order.size(); i++)
+    if (order[i]->op == Op::Buffer) slot[order[i]->arg_as<uop::BufferArg>().buffer.get()] = static_cast<int64_t>(i);
   NodeMap<std::shared_ptr<uop::Buffer>> buffer_of;
-  NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
-  for (auto &node : order) {
+  for (size_t i = 0; i < order.size(); i++) {
+    const UOpRef &node = order[i];
     if (!rp.contains(node.get())) continue;
     const Shape &shape = shape_of(node);
     const std::shared_ptr<uop::Buffer> *donation = donated.find(node.get());
     auto out = donation ? *donation : uop::Buffer::create(node->dtype, shape::prod(shape));
     buffer_of[node.get()] = out;
+    if (donation) {
+      const int64_t *donor = slot.find(out.get());
+      LOOM_CHECK(donor && *donor >= 0, "a donated buffer is not a BUFFER node of the graph");
+      tmpl->realized.push_back({static_cast<int64_t>(i), *donor});
+    } else {
+      tmpl->realized.push_back({static_cast<int64_t>(i), -1});
+      slot[out.get()] = ~static_cast<int64_t>(i);
+    }
     // A Write is a copy of its base into the buffer (none when the base's own
     // buffer is written), then its stores; a whole overwrite is just its value.
     const bool write = node->op == Op::Write && !is_full_overwrite(node.get());
@@ -405,6 +417,65 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     UOpRef bv = uop::buffer_view(out, shape);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
+  }
+  for (auto &item : sched.items) {
+    ScheduleTemplate::Item t{item.ast, item.name, {}};
+    for (auto &b : item.bufs) t.slots.push_back(*slot.find(b.get()));
+    tmpl->items.push_back(std::move(t));
+  }
+  return tmpl;
+}
+
+// The template's schedule over this graph's buffers (and new ones).
+void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *> &order, Schedule &sched,
+                 NodeMap<UOpRef> &view_of) {
+  sched.work_needed = tmpl.work_needed;
+  auto buffer_at = [&](int64_t position) -> const std::shared_ptr<uop::Buffer> & {
+    return (*order[static_cast<size_t>(position)])->arg_as<uop::BufferArg>().buffer;
+  };
+  std::vector<std::shared_ptr<uop::Buffer>> fresh(order.size());
+  for (auto [position, donor] : tmpl.realized) {
+    const UOpRef &node = *order[static_cast<size_t>(position)];
+    const Shape &shape = shape_of(node);
+    auto out = donor >= 0 ? buffer_at(donor) : uop::Buffer::create(node->dtype, shape::prod(shape));
+    if (donor < 0) fresh[static_cast<size_t>(position)] = out;
+    UOpRef bv = uop::buffer_view(out, shape);
+    view_of[node.get()] = bv;
+    sched.realizes.push_back({node, std::move(bv)});
+  }
+  for (auto &t : tmpl.items) {
+    ScheduleItem item{t.ast, {}, t.name};
+    for (int64_t s : t.slots) item.bufs.push_back(s >= 0 ? buffer_at(s) : fresh[static_cast<size_t>(~s)]);
+    sched.items.push_back(std::move(item));
+  }
+}
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
+  forget_dead();
+  const UOpRef raw_sink = UOp::make(Op::Sink, DType::Bool, raw_outputs);
+  std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
+  Rebuilt rebuilt;
+  const UOpRef sink = substitute_realized(order, rebuilt);
+  const std::vector<UOpRef> &outputs = sink->src;
+  std::vector<UOpRef> graphs = raw_outputs;
+  if (sink != raw_sink) graphs.insert(graphs.end(), outputs.begin(), outputs.end());
+  const auto donated = find_donations(graphs);
+  graphs.clear();
+  if (sink != raw_sink) order = uop::toposort_refs(sink);
+
+  Schedule sched;
+  NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
+  std::vector<bool> donated_at(order.size());
+  for (size_t i = 0; i < order.size(); i++) donated_at[i] = donated.contains(order[i]->get());
+  const GraphKey key = graph_key(order, donated_at);
+  if (auto tmpl = find_template(key)) {
+    instantiate(*tmpl, order, sched, view_of);
+  } else {
+    std::vector<UOpRef> nodes;
+    for (const UOpRef *u : order) nodes.push_back(*u);
+    store_template(key, build(nodes, outputs, donated, sched, view_of));
   }
   // A raw node whose substitute got a buffer is remembered too: the caller's
   // graphs hold the raw node, and computing it again (after its stores went

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "loom/tensor.h"
+#include "schedule/schedule_cache.h"
 
 namespace loom {
 namespace {
@@ -102,6 +103,62 @@ TEST(Runtime, ReductionOverAFlippedViewMatchesPlainLoops) {
   double want = 0;
   for (double e : v) want += (static_cast<float>(e) + 0.281982421875f) * (static_cast<float>(e) + 0.281982421875f);
   EXPECT_NEAR(d.mul(d).sum().item(), want, 1e-5);
+}
+
+// A loop building the same graph over new buffers is cut into kernels once;
+// each later step replays the cached schedule with its own buffers.
+TEST(ScheduleCache, ASameStructureOverNewBuffersIsScheduledOnce) {
+  std::vector<size_t> sizes;
+  for (int step = 0; step < 4; step++) {
+    Tensor a = iota({3, 5}, 1.0, step), b = iota({3, 5}, 0.5, -step);
+    a.realize();
+    b.realize();
+    HostTensor out = ((a * 2 + b).relu().sum({1}) - a.amax({1})).to_host();
+    for (int64_t r = 0; r < 3; r++) {
+      double want = 0, most = -1e9;
+      for (int64_t c = 0; c < 5; c++) {
+        const double x = r * 5 + c + step, y = (r * 5 + c) * 0.5 - step;
+        want += std::max(0.0, 2 * x + y);
+        most = std::max(most, x);
+      }
+      EXPECT_DOUBLE_EQ(out.get(r), want - most) << "step " << step << " row " << r;
+    }
+    sizes.push_back(schedule::cached_schedules());
+  }
+  EXPECT_EQ(sizes[1], sizes[2]);
+  EXPECT_EQ(sizes[2], sizes[3]);
+}
+
+// Buffers are placeholders by position: a graph reading one buffer twice and
+// one reading two buffers are different structures, scheduled apart.
+TEST(ScheduleCache, ReadingOneBufferTwiceIsNotReadingTwo) {
+  Tensor a = iota({4}, 1.0), b = iota({4}, 10.0);
+  a.realize();
+  b.realize();
+  HostTensor same = (a + a).to_host(), two = (a + b).to_host(), again = (b + b).to_host();
+  for (int64_t i = 0; i < 4; i++) {
+    EXPECT_DOUBLE_EQ(same.get(i), 2.0 * i);
+    EXPECT_DOUBLE_EQ(two.get(i), 11.0 * i);
+    EXPECT_DOUBLE_EQ(again.get(i), 20.0 * i);
+  }
+}
+
+// Whether a write's stores go into its base's buffer is part of the key: the
+// same write with the old value still held elsewhere copies first.
+TEST(ScheduleCache, ADonatedWriteAndACopyingWriteAreScheduledApart) {
+  for (int step = 0; step < 3; step++) {
+    Tensor acc = Tensor::zeros({3, 4}).realize();
+    Tensor row = iota({1, 4}, 1.0, step).realize();
+    Tensor held = step == 1 ? acc.mul(1.0) : Tensor();  // reads the old value
+    acc.slice(0, 1, 2).assign(row);
+    acc.realize();
+    HostTensor out = acc.to_host();
+    for (int64_t c = 0; c < 4; c++) EXPECT_DOUBLE_EQ(out.get(4 + c), c + step);
+    if (step == 1) {
+      HostTensor old = held.to_host();
+      for (int64_t i = 0; i < 12; i++) EXPECT_DOUBLE_EQ(old.get(i), 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -26,8 +26,12 @@ Shape compute_shape(const UOpRef &u) {
 }
 }  // namespace
 
-// Memoized on the node itself: immutable nodes have one shape for life.
+// Memoized on the node itself: immutable nodes have one shape for life. A
+// VIEW's shape is its tracker's (no copy).
 const Shape &shape_of(const UOpRef &u) {
+  static const Shape scalar;
+  if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>().shape();
+  if (u->op == Op::Const || u->op == Op::Sink) return scalar;
   if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;
   // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
   std::vector<const UOp *> chain;
@@ -37,7 +41,8 @@ const Shape &shape_of(const UOpRef &u) {
     chain.push_back(cur->get());
     cur = &(*cur)->src.back();
   }
-  const Shape *known = (*cur)->shape_memo.load(std::memory_order_acquire);
+  const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const;
+  const Shape *known = unmemoized ? &shape_of(*cur) : (*cur)->shape_memo.load(std::memory_order_acquire);
   Shape s = known ? *known : compute_shape(*cur);
   if (!known) chain.push_back(cur->get());
   for (const UOp *n : chain) {

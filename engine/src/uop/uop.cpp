@@ -42,6 +42,8 @@ namespace {
 
 size_t mix(size_t h, size_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))); }
 
+}  // namespace
+
 size_t arg_hash(const Arg &arg) {
   return std::visit(
       [](const auto &a) -> size_t {
@@ -65,12 +67,13 @@ size_t arg_hash(const Arg &arg) {
       arg);
 }
 
-// Doubles compare by bits so NaN constants intern and -0.0 stays distinct from 0.0.
 bool arg_equal(const Arg &a, const Arg &b) {
   if (a.index() != b.index()) return false;
   if (auto *x = std::get_if<double>(&a)) return std::memcmp(x, &std::get<double>(b), 8) == 0;
   return a == b;
 }
+
+namespace {
 
 struct InternTable {
   std::mutex mu;
@@ -173,10 +176,13 @@ std::string UOp::str(int depth) const {
   return os.str();
 }
 
-std::vector<UOpRef> toposort(const UOpRef &root) {
-  std::vector<UOpRef> out;
+std::vector<const UOpRef *> toposort_refs(const UOpRef &root) {
+  std::vector<const UOpRef *> out;
+  out.reserve(16);  // most graphs a realize walks are small: one allocation
   NodeSet seen;
-  std::vector<std::pair<const UOpRef *, size_t>> stack{{&root, 0}};
+  std::vector<std::pair<const UOpRef *, size_t>> stack;
+  stack.reserve(16);
+  stack.push_back({&root, 0});
   seen.insert(root.get());
   while (!stack.empty()) {
     auto &[u, i] = stack.back();
@@ -184,10 +190,16 @@ std::vector<UOpRef> toposort(const UOpRef &root) {
       const UOpRef &s = (*u)->src[i++];
       if (seen.insert(s.get())) stack.push_back({&s, 0});
     } else {
-      out.push_back(*u);
+      out.push_back(u);
       stack.pop_back();
     }
   }
+  return out;
+}
+
+std::vector<UOpRef> toposort(const UOpRef &root) {
+  std::vector<UOpRef> out;
+  for (const UOpRef *u : toposort_refs(root)) out.push_back(*u);
   return out;
 }
 

@@ -82,7 +82,13 @@ UOpRef operator+(const UOpRef &a, int64_t b);
 UOpRef operator*(const UOpRef &a, int64_t b);
 
 std::string arg_str(const Arg &arg);
+size_t arg_hash(const Arg &arg);
+// Doubles compare by bits so NaN constants intern and -0.0 stays distinct from 0.0.
+bool arg_equal(const Arg &a, const Arg &b);
 // Every node reachable from root, each after its sources, in a deterministic order.
 std::vector<UOpRef> toposort(const UOpRef &root);
+// The same order as pointers to the references the graph itself holds (root's
+// first): valid while root lives, and adds no reference to any node.
+std::vector<const UOpRef *> toposort_refs(const UOpRef &root);
 
 }  // namespace loom::uop

@@ -1,0 +1,98 @@
+#include "schedule/schedule_cache.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "uop/graph.h"
+#include "uop/node_map.h"
+
+namespace loom::schedule {
+
+using uop::Op;
+
+namespace {
+
+size_t mix(size_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+struct Entry {
+  std::vector<int64_t> code;
+  std::vector<uop::Arg> args;  // monostate for BUFFER nodes
+  std::shared_ptr<const ScheduleTemplate> schedule;
+};
+
+// Bounded by the number of distinct graph structures, at most kMaxEntries:
+// past that the cache starts over (a program cycling through more structures
+// than that schedules some of them afresh).
+constexpr size_t kMaxEntries = 4096;
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_multimap<size_t, Entry> map;
+};
+Cache &cache() {
+  static auto *c = new Cache();
+  return *c;
+}
+
+bool same(const Entry &e, const GraphKey &k) {
+  if (e.code != k.code) return false;
+  for (size_t i = 0; i < k.args.size(); i++)
+    if (k.args[i] && !uop::arg_equal(e.args[i], *k.args[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<bool> &donated) {
+  GraphKey k;
+  uop::NodeMap<int64_t> position;
+  k.code.reserve(order.size() * 5);
+  k.args.reserve(order.size());
+  size_t h = 0xcbf29ce484222325ull;
+  auto put = [&](int64_t v) {
+    k.code.push_back(v);
+    h = mix(h, static_cast<uint64_t>(v));
+  };
+  for (size_t i = 0; i < order.size(); i++) {
+    const uop::UOp *u = order[i]->get();
+    position[u] = static_cast<int64_t>(i);
+    put(static_cast<int64_t>(u->op) << 16 | static_cast<int64_t>(u->dtype) << 1 | (donated[i] ? 1 : 0));
+    put(static_cast<int64_t>(u->src.size()));
+    for (auto &s : u->src) put(*position.find(s.get()));
+    if (u->op == Op::Buffer) {
+      put(u->arg_as<uop::BufferArg>().buffer->size);
+      k.args.push_back(nullptr);
+    } else {
+      h = mix(h, uop::arg_hash(u->arg));
+      k.args.push_back(&u->arg);
+    }
+  }
+  k.hash = h;
+  return k;
+}
+
+std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key) {
+  auto &c = cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  auto [lo, hi] = c.map.equal_range(key.hash);
+  for (auto it = lo; it != hi; ++it)
+    if (same(it->second, key)) return it->second.schedule;
+  return nullptr;
+}
+
+void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t) {
+  Entry e{key.code, {}, std::move(t)};
+  e.args.reserve(key.args.size());
+  for (const uop::Arg *a : key.args) e.args.push_back(a ? *a : uop::Arg{});
+  auto &c = cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  if (c.map.size() >= kMaxEntries) c.map.clear();
+  c.map.emplace(key.hash, std::move(e));
+}
+
+size_t cached_schedules() {
+  std::lock_guard<std::mutex> l(cache().mu);
+  return cache().map.size();
+}
+
+}  // namespace loom::schedule

@@ -1,0 +1,55 @@
+// The schedule cache: a training loop, or any loop of in-place updates,
+// schedules a graph of the same structure over the same or new buffers every
+// step. The scheduler's decisions (realize points, kernels, their ASTs and
+// names) depend only on the graph's structure with its buffers as
+// placeholders, the outputs asked for and which writes were donated their
+// base's buffer, so a schedule is kept per such key and replayed with the
+// step's own buffers, without cutting the graph again.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace loom::schedule {
+
+using uop::UOpRef;
+
+// A graph's structure, buffers as placeholders: per node of the topological
+// order (ending in the SINK of the outputs) its op, dtype, sources as
+// positions in the order, and a BUFFER's size in place of its buffer; the
+// args compare by value.
+struct GraphKey {
+  std::vector<int64_t> code;
+  std::vector<const uop::Arg *> args;  // into the live graph while the key is used
+  size_t hash = 0;
+};
+// `donated[i]`: order[i] is a WRITE whose stores go into its base's buffer.
+GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<bool> &donated);
+
+// A schedule with its buffers as positions in the order: slot >= 0 is the
+// BUFFER node at that position; slot < 0 the buffer realizing the node at
+// position ~slot.
+struct ScheduleTemplate {
+  struct Item {
+    UOpRef ast;
+    std::string name;
+    std::vector<int64_t> slots;
+  };
+  struct Realized {
+    int64_t position;  // of the node that gets a buffer
+    int64_t donor;     // position of the BUFFER node whose buffer it writes, or -1 for a new one
+  };
+  std::vector<Item> items;
+  std::vector<Realized> realized;  // in the order the nodes got their buffers
+  int64_t work_needed = 0;
+};
+
+// The template stored under an equal key, if any.
+std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key);
+void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t);
+size_t cached_schedules();
+
+}  // namespace loom::schedule
