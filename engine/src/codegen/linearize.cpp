@@ -21,9 +21,8 @@ class Linearizer {
   explicit Linearizer(Program &p) : p_(p) {}
 
   void run(const LoweredKernel &k) {
-    const UOpRef &store = k.sink->src[0];
-    mark_values(store->src[2]);
-    const UOpRef &scan = store->src[2];
+    for (auto &store : k.sink->src) mark_values(store->src[2]);
+    const UOpRef &scan = k.sink->src[0]->src[2];  // a scan kernel has one store
     const bool scanning = scan->op == Op::Scan;
     for (size_t i = 0; i + scanning < k.out_ranges.size(); i++) open_range(k.out_ranges[i]);
     if (scanning) {  // the accumulator lives outside the scanned (innermost) loop
@@ -34,8 +33,12 @@ class Linearizer {
       p_.work += depth_iters_;
       done_.insert(scan.get());
     }
-    for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
-    push(store);
+    // An unrolled group computes every element, then stores them in element
+    // order (the C compiler packs adjacent stores only when no load sits
+    // between them). Values never read the output at another element's address.
+    for (auto &store : k.sink->src)
+      for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
+    for (auto &store : k.sink->src) push(store);
     for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();
   }
 

@@ -125,6 +125,38 @@ class Lowerer {
 
 namespace {
 
+constexpr int64_t kUnrollBytes = 32;
+
+// How many consecutive elements of the innermost output axis (of size n) one
+// loop iteration computes: 1 unless the kernel is elementwise and the group
+// divides the axis.
+int64_t unroll_factor(const UOpRef &value, DType out, int64_t n) {
+  const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(out));
+  if (u < 2 || n < u || n % u != 0) return 1;
+  for (auto &x : uop::toposort(value))
+    if (x->op == Op::ReduceAxis || x->op == Op::Scan || x->op == Op::Sort) return 1;
+  return u;
+}
+
+// Output loop variables for `shape`, the innermost counting groups of
+// `unroll` elements; returns the index of each element of a group.
+std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, int64_t unroll,
+                                                std::vector<UOpRef> &out_ranges) {
+  std::vector<UOpRef> idx;
+  for (size_t d = 0; d < shape.size(); d++) {
+    idx.push_back(l.range(d + 1 == shape.size() ? shape[d] / unroll : shape[d]));
+    if (idx.back()->op == Op::Range) out_ranges.push_back(idx.back());
+  }
+  if (unroll == 1) return {idx};
+  std::vector<std::vector<UOpRef>> group;
+  const UOpRef inner = idx.back();
+  for (int64_t k = 0; k < unroll; k++) {
+    idx.back() = uop::simplify(inner * unroll + k);
+    group.push_back(idx);
+  }
+  return group;
+}
+
 // A Write's stores: one per element of the value, at the address the write's
 // view gives (the index supplying one coordinate), skipped where the address
 // is invalid; `acc` combines with the stored element. Runs serially, so
@@ -134,32 +166,34 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
   const UOpRef &out = store->src[0];
   const Shape &shape = uop::shape_of(store->src[1]);
   LoweredKernel k;
-  std::vector<UOpRef> idx;
-  for (auto d : shape) idx.push_back(l.range(d));
+  const bool plain = w.axis < 0 && w.acc == Op::Sink;
+  const int64_t unroll = plain && !shape.empty() ? unroll_factor(store->src[1], out->dtype, shape.back()) : 1;
   const UOpRef yes = UOp::const_int(1, DType::Bool);
-  UOpRef value = l.eval(store->src[1], idx, yes);
-  std::vector<UOpRef> coords = idx;
-  UOpRef gate = yes;
-  if (w.axis >= 0) {
-    UOpRef i = l.eval(store->src[2], idx, yes);
-    const int64_t n = w.view.shape()[static_cast<size_t>(w.axis)];
-    gate = in_range(i, n);
-    coords[static_cast<size_t>(w.axis)] = i;
+  std::vector<UOpRef> stores;
+  for (auto &idx : output_indices(l, shape, unroll, k.out_ranges)) {
+    UOpRef value = l.eval(store->src[1], idx, yes);
+    std::vector<UOpRef> coords = idx;
+    UOpRef gate = yes;
+    if (w.axis >= 0) {
+      UOpRef i = l.eval(store->src[2], idx, yes);
+      const int64_t n = w.view.shape()[static_cast<size_t>(w.axis)];
+      gate = in_range(i, n);
+      coords[static_cast<size_t>(w.axis)] = i;
+    }
+    auto [flat, valid] = view_index(w.view, coords);
+    gate = uop::simplify(uop::alu(Op::And, gate, valid));
+    const bool always = gate->is_const() && gate->const_value() != 0;
+    if (w.acc != Op::Sink) {
+      std::vector<UOpRef> ls{out, flat};
+      if (!always) ls.push_back(gate);
+      value = uop::alu(w.acc, UOp::make(Op::Load, out->dtype, ls), value);
+    }
+    std::vector<UOpRef> ss{out, flat, value};
+    if (!always) ss.push_back(gate);
+    stores.push_back(UOp::make(Op::Store, DType::Bool, ss));
   }
-  auto [flat, valid] = view_index(w.view, coords);
-  gate = uop::simplify(uop::alu(Op::And, gate, valid));
-  const bool always = gate->is_const() && gate->const_value() != 0;
-  if (w.acc != Op::Sink) {
-    std::vector<UOpRef> ls{out, flat};
-    if (!always) ls.push_back(gate);
-    value = uop::alu(w.acc, UOp::make(Op::Load, out->dtype, ls), value);
-  }
-  std::vector<UOpRef> ss{out, flat, value};
-  if (!always) ss.push_back(gate);
-  k.sink = UOp::make(Op::Sink, DType::Bool, {UOp::make(Op::Store, DType::Bool, ss)});
+  k.sink = UOp::make(Op::Sink, DType::Bool, stores);
   k.serial = true;
-  for (auto &r : idx)
-    if (r->op == Op::Range) k.out_ranges.push_back(r);
   return k;
 }
 
@@ -171,11 +205,17 @@ LoweredKernel lower(const UOpRef &ast) {
   if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store);
   const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
-  std::vector<UOpRef> idx;
-  for (auto d : shape) {
-    idx.push_back(l.range(d));
-    if (idx.back()->op == Op::Range) k.out_ranges.push_back(idx.back());
+  const int64_t unroll = shape.empty() ? 1 : unroll_factor(store->src[1], store->src[0]->dtype, shape.back());
+  auto group = output_indices(l, shape, unroll, k.out_ranges);
+  if (unroll > 1) {
+    std::vector<UOpRef> stores;
+    for (auto &idx : group)
+      stores.push_back(UOp::make(Op::Store, DType::Bool,
+                                 {store->src[0], ravel(idx, shape), l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool))}));
+    k.sink = UOp::make(Op::Sink, DType::Bool, stores);
+    return k;
   }
+  const std::vector<UOpRef> &idx = group[0];
   if (store->src[1]->op == Op::Scan) {  // the scanned axis runs innermost, in order, on one thread
     const UOpRef r = idx[static_cast<size_t>(store->src[1]->arg_as<uop::ReduceArg>().axes.at(0))];
     if (r->op == Op::Range) {

@@ -8,11 +8,17 @@ namespace loom::codegen {
 using uop::UOpRef;
 
 struct LoweredKernel {
-  UOpRef sink;                   // SINK(STORE(DEFINE_GLOBAL 0, index, value))
+  // SINK(STORE(DEFINE_GLOBAL 0, index, value), ...): one store per element of
+  // an unrolled group (see below), in element order.
+  UOpRef sink;
   std::vector<UOpRef> out_ranges;  // loop variables of the output, outermost first
   bool serial = false;             // stores may collide: never split across threads
 };
 
+// Elementwise kernels (no reduction or scan; a write without an index or an
+// accumulation) run their innermost output axis in groups of consecutive
+// elements filling 32 bytes, one store per element, which the C compiler
+// packs into vector loads and stores.
 LoweredKernel lower(const UOpRef &ast);
 
 }  // namespace loom::codegen
