@@ -44,6 +44,12 @@ Tensor saves_result(const Tensor &result) {
   return result;
 }
 
+Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op) {
+  if (const auto &node = TensorImpl::of(result)->grad_fn)
+    for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
+  return result;
+}
+
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
                    bool differentiable) {
   impl->version = of->version;
@@ -53,6 +59,7 @@ void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_pt
     impl->view_replay = [first = of->view_replay, then = std::move(replay)](const Tensor &t) { return then(first(t)); };
     impl->differentiable_view = differentiable && of->differentiable_view;
     impl->view_made_without_grad |= of->view_made_without_grad;
+    impl->multi_output_view = of->multi_output_view;
     impl->view_addresses_storage = of->view_addresses_storage;
   } else {
     impl->view_base = of;
@@ -67,6 +74,9 @@ void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_pt
 Edge edge_of(const Tensor &t) {
   const auto &impl = TensorImpl::of(t);
   if (!impl->requires_grad) return {};
+  if (impl->view_error)
+    throw Error(std::string(impl->view_error) + " and its base or another view of its base has been modified inplace; "
+                "view " + t.str());
   if (impl->grad_fn) return {impl->grad_fn, nullptr};
   return {nullptr, impl};
 }
@@ -178,6 +188,7 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
     if (!g_out) continue;  // no gradient reached this node
     if (node->out_counter && *node->out_counter != node->out_version)
       modified_in_place(Tensor(node->out), node->name, *node->out_counter, node->out_version);
+    for (const Saved &s : node->saved_inputs) s.get();
     Grads in_grads = node->backward(Tensor(*g_out), Tensor(node->out));
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
                node->name + " returned " + std::to_string(in_grads.size()) + " gradients for " +

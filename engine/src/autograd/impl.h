@@ -40,6 +40,15 @@ struct TensorImpl {
   // (torch forbids updating such a view in place with grad mode on).
   bool differentiable_view = false;
   bool view_made_without_grad = false;
+  // One of several views returned together (split, chunk, unbind) in grad
+  // mode, or a view of one: torch's MULTI_OUTPUT_NODE views, which must not be
+  // modified in place where a gradient is recorded.
+  bool multi_output_view = false;
+  // Set when the base of such a view (multi-output or made without grad)
+  // changed in place while a gradient could flow through the view: torch's
+  // grad_fn() then refuses to regenerate its node, so any op recording a
+  // gradient through it raises (`view_error` names the view's kind).
+  const char *view_error = nullptr;
   // An as_strided step on the way from the base: the view may reach base
   // elements outside the step before it, so after an in-place update its
   // gradient goes straight to the base (torch's regenerated AsStridedBackward).
@@ -73,19 +82,6 @@ struct Edge {
 // The edge a gradient for `t` follows now; empty when t does not require grad.
 Edge edge_of(const Tensor &t);
 
-struct Node {
-  std::string name;
-  std::vector<Edge> inputs;  // empty where no gradient is needed
-  std::vector<Shape> input_shapes;
-  std::vector<DType> input_dtypes;
-  BackwardFn backward;
-  UOpRef out;  // the output's value when recorded (a UOp, so the node does not own its output's impl)
-  // Set by saves_result(): the backward reads the output, whose version must
-  // not have moved when it runs (checked before backward is called).
-  std::shared_ptr<int64_t> out_counter;
-  int64_t out_version = 0;
-};
-
 // A tensor a backward rule reads: its value at record time, and the version
 // counter that must not have moved when backward runs (torch's check).
 // `checked` is false where the value only serves the gradient of an input
@@ -101,6 +97,23 @@ class Saved {
   int64_t version_;
   const char *op_;
   bool checked_;
+};
+
+struct Node {
+  std::string name;
+  std::vector<Edge> inputs;  // empty where no gradient is needed
+  std::vector<Shape> input_shapes;
+  std::vector<DType> input_dtypes;
+  BackwardFn backward;
+  UOpRef out;  // the output's value when recorded (a UOp, so the node does not own its output's impl)
+  // Set by saves_result(): the backward reads the output, whose version must
+  // not have moved when it runs (checked before backward is called).
+  std::shared_ptr<int64_t> out_counter;
+  int64_t out_version = 0;
+  // Set by saves_inputs(): inputs of a composite op that torch's one node
+  // saves, checked with the output's (the tensors the node's backward reads
+  // may be copies of them, with counters of their own).
+  std::vector<Saved> saved_inputs;
 };
 
 // Attaches a node to `out` when grad mode is on, `out` is floating point and
@@ -134,6 +147,12 @@ void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_pt
 // before backward reaches that node then raises, as torch's does. A no-op when
 // nothing was recorded. Returns `result`.
 Tensor saves_result(const Tensor &result);
+
+// Marks `inputs` as saved by the node of `result`, an op built of others
+// (conv2d, nll_loss) whose torch node saves them: an in-place update of one
+// before backward reaches that node raises, as torch's does, even where the
+// ops it is built of read a copy. A no-op when nothing was recorded.
+Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op);
 
 // Sums a gradient down to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor &g, const Shape &shape);

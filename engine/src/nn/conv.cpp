@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/impl.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
 
@@ -235,7 +236,8 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
   Tensor r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
   if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
-  return unbatched_like(r.cast(dt), input);
+  // torch's node saves the input and the weight; the windows read a padded copy.
+  return autograd::saves_inputs(unbatched_like(r.cast(dt), input), {input, weight}, "ConvolutionBackward0");
 }
 
 Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding, Pair2 dilation,

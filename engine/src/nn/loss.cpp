@@ -3,6 +3,7 @@
 // [0, C) raise, as in torch.
 #include <cmath>
 
+#include "autograd/impl.h"
 #include "nn/nn_util.h"
 
 namespace loom::nn {
@@ -102,7 +103,10 @@ Tensor nll_loss(const Tensor &input, const Tensor &target, const std::optional<T
   if (weight && weight->dtype() != input.dtype())
     throw Error(std::string("nll_loss: expected weight of dtype ") + dtype_name(input.dtype()) + ", got " +
                 dtype_name(weight->dtype()));
-  return nll_core(up(input), target, weight, reduction, ignore_index).cast(input.dtype());
+  std::vector<Tensor> saved{input, target};  // torch's NllLossBackward0 saves these and the weight
+  if (weight) saved.push_back(*weight);
+  return autograd::saves_inputs(nll_core(up(input), target, weight, reduction, ignore_index).cast(input.dtype()),
+                                saved, "NllLossBackward0");
 }
 
 Tensor cross_entropy(const Tensor &input, const Tensor &target, const std::optional<Tensor> &weight,
@@ -134,11 +138,19 @@ Tensor cross_entropy(const Tensor &input, const Tensor &target, const std::optio
     if (reduction == "none") out = prod.sum({cdim}).neg();
     else if (reduction == "sum") out = prod.sum().neg();
     else out = prod.sum().neg().div(static_cast<double>(input.numel()) / n);  // numel 0: nan
-    return out.cast(input.dtype());
+    // torch's products save the weight, and the target itself (not a smoothed
+    // copy) where the log-probabilities need a gradient.
+    std::vector<Tensor> saved;
+    if (weight) saved.push_back(*weight);
+    if (label_smoothing <= 0 && input.requires_grad()) saved.push_back(target);
+    return autograd::saves_inputs(out.cast(input.dtype()), saved, "MulBackward0");
   }
   check_index_target(input, target, ignore_index, op);
+  // torch's nll_loss node saves the targets and the weight.
+  std::vector<Tensor> saved{target};
+  if (weight) saved.push_back(*weight);
   Tensor nll = nll_core(logp, target, weight, reduction, ignore_index);
-  if (label_smoothing <= 0) return nll.cast(input.dtype());
+  if (label_smoothing <= 0) return autograd::saves_inputs(nll.cast(input.dtype()), saved, "NllLossBackward0");
   Tensor lp = weight ? logp.mul(class_weight(up(*weight), r, cdim)) : logp;
   Tensor ignored = target.eq(Tensor::full({}, ignore_index));
   Tensor smooth = ignored.where(Tensor::zeros({}, lp.dtype()), lp.sum({cdim}).neg());
@@ -153,7 +165,8 @@ Tensor cross_entropy(const Tensor &input, const Tensor &target, const std::optio
   } else {  // torch divides by the targets not ignored
     ret = mean_by(smooth.sum(), ignored.logical_not().sum().cast(lp.dtype()));
   }
-  return nll.mul(1 - label_smoothing).add(ret.mul(label_smoothing / n)).cast(input.dtype());
+  return autograd::saves_inputs(nll.mul(1 - label_smoothing).add(ret.mul(label_smoothing / n)).cast(input.dtype()),
+                                saved, "NllLossBackward0");
 }
 
 Tensor mse_loss(const Tensor &input, const Tensor &target, const std::string &reduction) {
@@ -163,7 +176,9 @@ Tensor mse_loss(const Tensor &input, const Tensor &target, const std::string &re
     throw Error(std::string("mse_loss: expected target of dtype ") + dtype_name(input.dtype()) + ", got " +
                 dtype_name(target.dtype()));
   Tensor d = up(input).sub(up(target));
-  return reduce_loss(d.mul(d), reduction, "mse_loss").cast(input.dtype());
+  // torch's node saves the input and the target; the square reads their difference.
+  return autograd::saves_inputs(reduce_loss(d.mul(d), reduction, "mse_loss").cast(input.dtype()), {input, target},
+                                "MseLossBackward0");
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor &input, const Tensor &target, const std::optional<Tensor> &weight,
@@ -199,7 +214,12 @@ Tensor binary_cross_entropy_with_logits(const Tensor &input, const Tensor &targe
     loss = t.neg().add(1).mul(x).add(soft);
   }
   if (weight) loss = loss.mul(up(*weight));
-  return reduce_loss(loss, reduction, op).cast(input.dtype());
+  // torch's node saves the input, the target and both weights.
+  std::vector<Tensor> saved{input, target};
+  for (const auto *w : {&weight, &pos_weight})
+    if (*w) saved.push_back(**w);
+  return autograd::saves_inputs(reduce_loss(loss, reduction, op).cast(input.dtype()), saved,
+                                "BinaryCrossEntropyWithLogitsBackward0");
 }
 
 }  // namespace loom::nn

@@ -191,13 +191,27 @@ bool is_full_overwrite(const UOp *w) {
 // the write, so its raw copy (held by the tensor until realize returns) is
 // counted as the same write. Raw pointers only: the count sees no reference
 // of its own.
-NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &graphs) {
+NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
+                                                     const std::vector<UOpRef> &outputs) {
   NodeMap<const UOpRef *> handle;  // a strong reference to each node, for use_count
   NodeMap<long> in_graph;          // references to each node from nodes of these graphs
+  NodeMap<long> in_outputs;        // those from nodes of the graphs that run (the substituted ones)
+  NodeSet runs;                    // nodes of the graphs that run
   std::vector<const UOp *> writes, stack;
   NodeSet seen;
-  for (auto &g : graphs)
-    if (seen.insert(g.get())) stack.push_back(g.get());
+  for (auto &g : outputs)
+    if (runs.insert(g.get())) stack.push_back(g.get());
+  while (!stack.empty()) {
+    const UOp *u = stack.back();
+    stack.pop_back();
+    for (auto &s : u->src) {
+      in_outputs[s.get()]++;
+      if (runs.insert(s.get())) stack.push_back(s.get());
+    }
+  }
+  for (const auto *graphs : {&raw, &outputs})
+    for (auto &g : *graphs)
+      if (seen.insert(g.get())) stack.push_back(g.get());
   while (!stack.empty()) {
     const UOp *u = stack.back();
     stack.pop_back();
@@ -276,7 +290,15 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     allowed.for_each([&](const void *node, long n) { ok &= (*handle.find(node))->use_count() == n; });
     // A node of the write's kernel that reads the old value must be read by
     // these graphs only: one held elsewhere (a tensor still to be read) would
-    // be computed later, from the overwritten buffer.
+    // be computed later, from the overwritten buffer. Within the graphs that
+    // run, only the write's kernel and kernels before it may read it: another
+    // kernel fusing it (`a + b` read by the write into b and by another
+    // output) may run after the stores.
+    NodeMap<long> from_before;  // references from the writes, their kernel and the kernels before it
+    for (const auto *nodes : {&ws, &same_kernel, &earlier})
+      for (const UOp *u : *nodes)
+        if (runs.contains(u))
+          for (auto &x : u->src) from_before[x.get()]++;
     NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
     std::vector<std::pair<const UOp *, bool>> walk;
     for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
@@ -298,6 +320,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       for (auto &x : u->src) r |= *reads_old.find(x.get());
       reads_old[u] = r;
       if (const UOpRef *const *h = handle.find(u); r && h) ok &= (*h)->use_count() == *in_graph.find(u);
+      if (const long *n = in_outputs.find(u); r && n) ok &= *n == from_before[u];
     }
     if (ok)
       for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
@@ -459,10 +482,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   Rebuilt rebuilt;
   const UOpRef sink = substitute_realized(order, rebuilt);
   const std::vector<UOpRef> &outputs = sink->src;
-  std::vector<UOpRef> graphs = raw_outputs;
-  if (sink != raw_sink) graphs.insert(graphs.end(), outputs.begin(), outputs.end());
-  const auto donated = find_donations(graphs);
-  graphs.clear();
+  const auto donated = find_donations(raw_outputs, outputs);
   if (sink != raw_sink) order = uop::toposort_refs(sink);
 
   Schedule sched;

@@ -117,12 +117,13 @@ Tensor Tensor::gather(int64_t dim, const Tensor &index) const {
   Shape region = c.index.shape();  // the part of x the index can reach
   region[d] = c.x.shape()[d];
   // torch's gradient: the output's gradient added at the gathered places.
-  return autograd::apply(
+  // torch's indexing nodes save their index (their backward reads it): it is checked at backward.
+  return autograd::saves_inputs(autograd::apply(
       "GatherBackward", {*this}, [&] { return gather_along(narrow_to(c.x, region), d, c.index).reshape(index.shape()); },
       [d, ix = c.index, shape = shape()](const Tensor &g, const Tensor &) {
         const Shape s1 = shape.empty() ? Shape{1} : shape;
         return autograd::Grads{Tensor::zeros(s1, g.dtype()).scatter_add(d, ix, g.reshape(ix.shape())).reshape(shape)};
-      });
+      }), {index}, "GatherBackward0");
 }
 
 namespace {
@@ -160,15 +161,17 @@ autograd::BackwardFn scatter_backward(int64_t dim, const Tensor &index, const Sh
 }  // namespace
 
 Tensor Tensor::scatter(int64_t dim, const Tensor &index, const Tensor &src) const {
-  return autograd::apply("ScatterBackward", {*this, src},
-                         [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
-                         scatter_backward(dim, index, src.shape(), false));
+  return autograd::saves_inputs(autograd::apply("ScatterBackward", {*this, src},
+                                                [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
+                                                scatter_backward(dim, index, src.shape(), false)),
+                                {index}, "ScatterBackward0");
 }
 
 Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const {
-  return autograd::apply("ScatterAddBackward", {*this, src},
-                         [&] { return scatter_impl(*this, dim, index, src, true, "scatter_add"); },
-                         scatter_backward(dim, index, src.shape(), true));
+  return autograd::saves_inputs(autograd::apply("ScatterAddBackward", {*this, src},
+                                                [&] { return scatter_impl(*this, dim, index, src, true, "scatter_add"); },
+                                                scatter_backward(dim, index, src.shape(), true)),
+                                {index}, "ScatterAddBackward0");
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
@@ -186,10 +189,12 @@ Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
   Shape along(static_cast<size_t>(x.ndim()), 1);
   along[static_cast<size_t>(d)] = m;
   const Tensor ix = index.cast(DType::Int64).reshape(along).expand(out);  // a broadcast view: nothing copied
-  return autograd::apply("IndexSelectBackward", {*this}, [&] { return gather_along(x, d, ix); },
-                         [d, ix, shape = x.shape()](const Tensor &g, const Tensor &) {
-                           return autograd::Grads{Tensor::zeros(shape, g.dtype()).scatter_add(d, ix, g)};
-                         });
+  return autograd::saves_inputs(
+      autograd::apply("IndexSelectBackward", {*this}, [&] { return gather_along(x, d, ix); },
+                      [d, ix, shape = x.shape()](const Tensor &g, const Tensor &) {
+                        return autograd::Grads{Tensor::zeros(shape, g.dtype()).scatter_add(d, ix, g)};
+                      }),
+      {index}, "IndexSelectBackward0");
 }
 
 namespace {
@@ -228,7 +233,7 @@ Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
 }  // namespace
 
 Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
-  if (idx.dtype() == DType::Bool) return index_by_mask(*this, dim, idx);
+  if (idx.dtype() == DType::Bool) return autograd::saves_inputs(index_by_mask(*this, dim, idx), {idx}, "IndexBackward0");
   if (is_float(idx.dtype()))
     throw IndexError(std::string("index(): tensors used as indices must be long, int or bool tensors; got ") +
                      dtype_name(idx.dtype()));
@@ -245,7 +250,7 @@ Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
   Shape out(shape().begin(), shape().begin() + d);
   out.insert(out.end(), idx.shape().begin(), idx.shape().end());
   out.insert(out.end(), shape().begin() + d + 1, shape().end());
-  return index_select(d, flat).reshape(out);
+  return autograd::saves_inputs(index_select(d, flat).reshape(out), {idx}, "IndexBackward0");
 }
 
 // torch 1.13 also takes integer masks of 0/1; floating masks are rejected (torch misreads them).
@@ -270,8 +275,9 @@ Tensor Tensor::masked_select(const Tensor &mask) const {
   const Shape s = broadcast_shapes(shape(), mask.shape(), "masked_select");
   const Tensor picks = mask_positions(mask.expand(s), "masked_select");
   Tensor flat = expand(s).reshape({shape_numel(s)});
-  if (picks.numel() == 0) return flat.shrink({{0, 0}});
-  return flat.index_select(0, picks);
+  // torch's node saves the input and the mask.
+  return autograd::saves_inputs(picks.numel() == 0 ? flat.shrink({{0, 0}}) : flat.index_select(0, picks), {*this, mask},
+                                "MaskedSelectBackward0");
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

@@ -75,6 +75,17 @@ Tensor replay_view(const Tensor &base, const TensorImpl &view) {
                           });
 }
 
+// torch's creation meta for views it will not let change in place (nullptr
+// for plain views): made without grad, or returned with others (split,
+// chunk, unbind).
+const char *forbidden_view(const TensorImpl &v) {
+  if (!v.differentiable_view) return nullptr;
+  if (v.multi_output_view)
+    return "A view returned with others (split, chunk, unbind: a function that returns multiple views)";
+  if (v.view_made_without_grad) return "A view was created in no_grad mode";
+  return nullptr;
+}
+
 // Rebuilds every live view of `base` from the base's current value. Views
 // through which gradients flow also get a fresh node from the base's current
 // one, as torch regenerates a view's grad_fn after its base changed in place.
@@ -88,6 +99,11 @@ void refresh_views(const ImplPtr &base, const UOpRef &old) {
     if (auto v = w.lock()) live.push_back(v);
   const Tensor b = TensorImpl::wrap(base);
   for (const ImplPtr &v : live) {
+    // torch will not regenerate such a view's node: recording through it raises from now on.
+    if (const char *kind = forbidden_view(*v); kind && (v->grad_fn || base->requires_grad)) {
+      v->view_error = kind;
+      v->requires_grad = true;
+    }
     const bool track = base->requires_grad && v->differentiable_view && !v->view_made_without_grad;
     if (!track && old_buffer && v->uop->op == Op::View && v->uop->src[0].get() == old_buffer) {
       v->uop = view(base->uop, v->uop->arg_as<shape::ShapeTracker>());
@@ -105,19 +121,20 @@ void refresh_views(const ImplPtr &base, const UOpRef &old) {
 
 // torch's checks before an in-place update with grad mode on.
 void check_in_place(const Tensor &self, const TensorImpl &impl, const Tensor &value) {
+  const TensorImpl *base = impl.view_base.get();
+  // torch forbids it for views made without grad or returned with others,
+  // whenever the update records a gradient (the view's base, the view or the
+  // value requires grad).
+  if (const char *kind = base ? forbidden_view(impl) : nullptr;
+      kind && (base->requires_grad || self.requires_grad() || value.requires_grad()))
+    throw Error(std::string(kind) + " and is being modified inplace with grad mode enabled; torch forbids it (move "
+                "the view and the update both inside a no_grad scope, or update a copy); view " + self.str());
   if (self.is_leaf() && self.requires_grad())
     throw Error("a leaf Variable that requires grad is being used in an in-place operation; " + self.str());
-  const TensorImpl *base = impl.view_base.get();
   if (!base) return;
-  if (impl.differentiable_view && base->requires_grad) {
-    if (!base->grad_fn)
-      throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation; view " +
-                  self.str());
-    if (impl.view_made_without_grad)
-      throw Error("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-                  "that this use case is ambiguous and error-prone, it is forbidden. Move both the view and the "
-                  "in-place update inside the no_grad scope, or both outside it; view " + self.str());
-  }
+  if (impl.differentiable_view && base->requires_grad && !base->grad_fn)
+    throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation; view " +
+                self.str());
   if (!impl.differentiable_view && value.requires_grad())
     throw Error("assign: an in-place update of a detached tensor from a value that requires grad is not supported; "
                 "tensor " + self.str());

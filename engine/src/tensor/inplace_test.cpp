@@ -86,6 +86,23 @@ TEST(InPlace, AnUpdateReadTwiceIsAppliedOnce) {
   }
 }
 
+// `a + b` read both by the whole overwrite of b and by a later value: the
+// stores into b's buffer would run before the later kernel reads b's old
+// value there, so the overwrite goes into a new buffer.
+TEST(InPlace, AnOldValueReadByAnotherKernelKeepsItsBuffer) {
+  Tensor a = iota({4});
+  Tensor b = iota({4}).mul(10.0).contiguous().realize();
+  a.assign(a.add(b));          // a + b, into a's buffer
+  a.assign(a.add(b));          // a + 2b, lazy
+  b.assign(a);                 // b = a + 2b, which reads b's old value
+  a.assign(a.add(b));          // 2a + 4b, reading that a + 2b again
+  const HostTensor ha = a.to_host(), hb = b.to_host();
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(hb.get(i), 21.0 * i) << i;
+    EXPECT_EQ(ha.get(i), 42.0 * i) << i;
+  }
+}
+
 // A state updated in place every step through a view (a parameter that is a
 // detached handle of another tensor, as `p.data = t` makes it) holds one step
 // of graph: the pending update is computed with the next realize, and the

@@ -36,16 +36,52 @@ DType promoted(const std::vector<Tensor> &ts) {
   return dt;
 }
 
+// split, chunk and unbind return their views together: in grad mode torch
+// marks them so (MULTI_OUTPUT_NODE) and refuses in-place updates of them.
+std::vector<Tensor> multi_output(std::vector<Tensor> views) {
+  if (autograd::is_grad_enabled())
+    for (const Tensor &v : views) TensorImpl::of(v)->multi_output_view = true;
+  return views;
+}
+
+// torch's repeat, tile, roll and reflect/replicate padding always return a
+// new tensor, even when they move nothing. `r`, built from `in`'s views, is
+// made one where it is still `in` or a view of it: a write into either must
+// not reach the other. Laid out row-major, as torch's result.
+Tensor new_tensor(const Tensor &in, const Tensor &r, const char *name) {
+  const auto &impl = TensorImpl::of(r);
+  if (impl != TensorImpl::of(in) && !impl->view_base) return r;
+  return autograd::record(name, {r}, make_tensor(copy_point(r.uop())),
+                          [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
+}
+
 }  // namespace
+
+namespace {
+Tensor cat_nonempty(const std::vector<Tensor> &ts, int64_t dim, DType dt);
+}
 
 Tensor Tensor::cat(const std::vector<Tensor> &tensors, int64_t dim) {
   if (tensors.empty()) throw Error("cat(): expected a non-empty list of Tensors");
   // torch skips 1-d empty tensors (legacy behaviour) when others have a shape.
-  std::vector<Tensor> ts;
+  std::vector<Tensor> ts, skipped;
   for (const Tensor &t : tensors)
-    if (!(t.ndim() == 1 && t.shape()[0] == 0)) ts.push_back(t);
+    (t.ndim() == 1 && t.shape()[0] == 0 ? skipped : ts).push_back(t);
   const DType dt = promoted(tensors);
-  if (ts.empty()) return tensors[0].cast(dt);
+  Tensor out = ts.empty() ? Tensor::zeros({0}, dt) : cat_nonempty(ts, dim, dt);
+  if (skipped.empty()) return out;
+  // torch's node still has an edge to each skipped input: each gets an empty gradient.
+  std::vector<Tensor> inputs{out};
+  inputs.insert(inputs.end(), skipped.begin(), skipped.end());
+  return autograd::record("CatBackward", inputs, make_tensor(out.uop()), [n = skipped.size()](const Tensor &g, const Tensor &) {
+    autograd::Grads grads{g};
+    for (size_t i = 0; i < n; i++) grads.push_back(Tensor::zeros({0}, g.dtype()));
+    return grads;
+  });
+}
+
+namespace {
+Tensor cat_nonempty(const std::vector<Tensor> &ts, int64_t dim, DType dt) {
   for (size_t i = 0; i < ts.size(); i++)
     if (ts[i].ndim() == 0)
       throw Error("cat(): zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
@@ -80,6 +116,7 @@ Tensor Tensor::cat(const std::vector<Tensor> &tensors, int64_t dim) {
   }
   return out;
 }
+}  // namespace
 
 Tensor Tensor::stack(const std::vector<Tensor> &tensors, int64_t dim) {
   if (tensors.empty()) throw Error("stack expects a non-empty TensorList");
@@ -106,7 +143,7 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
     const int64_t b = std::min(i * split_size, n);
     out.push_back(narrow(*this, d, b, std::min(b + split_size, n)));
   }
-  return out;
+  return multi_output(std::move(out));
 }
 
 std::vector<Tensor> Tensor::split(const std::vector<int64_t> &split_sizes, int64_t dim) const {
@@ -130,7 +167,7 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t> &split_sizes, int64
     out.push_back(narrow(*this, d, at, at + s));
     at += s;
   }
-  return out;
+  return multi_output(std::move(out));
 }
 
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
@@ -150,7 +187,7 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   s.erase(s.begin() + d);
   std::vector<Tensor> out;
   for (int64_t i = 0; i < shape()[d]; i++) out.push_back(narrow(*this, d, i, i + 1).reshape(s));
-  return out;
+  return multi_output(std::move(out));
 }
 
 Tensor Tensor::squeeze(const Dims &dims) const {
@@ -241,7 +278,7 @@ Tensor Tensor::repeat(const std::vector<int64_t> &sizes) const {
     expanded.push_back(padded[d]);
     out.push_back(sizes[d] * padded[d]);
   }
-  return reshape(with_ones).expand(expanded).reshape(out);
+  return new_tensor(*this, reshape(with_ones).expand(expanded).reshape(out), "RepeatBackward");
 }
 
 Tensor Tensor::tile(const std::vector<int64_t> &sizes) const {
@@ -270,7 +307,7 @@ Tensor Tensor::roll(const std::vector<int64_t> &shifts, const Dims &dims) const 
     if (s == 0) continue;
     out = cat({narrow(out, d, n - s, n), narrow(out, d, 0, n - s)}, d);
   }
-  return out;
+  return new_tensor(*this, out, "RollBackward");
 }
 
 namespace {
@@ -393,7 +430,7 @@ Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, con
       out = parts.size() == 1 ? out : cat(parts, d);
     }
   }
-  return out;
+  return new_tensor(*this, out, mode == "reflect" ? "ReflectionPadBackward" : "ReplicationPadBackward");
 }
 
 }  // namespace loom
