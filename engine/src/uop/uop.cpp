@@ -75,9 +75,12 @@ bool arg_equal(const Arg &a, const Arg &b) {
 
 namespace {
 
+// Every live node by hash. A node leaves the table when its last reference
+// goes (InternAlloc::destroy), before its memory is freed, so each entry
+// points at a node that is alive or dying; a dying one no longer locks.
 struct InternTable {
   std::mutex mu;
-  std::unordered_multimap<size_t, std::weak_ptr<const UOp>> nodes;
+  std::unordered_multimap<size_t, const UOp *> nodes;
 };
 InternTable &table() {
   static auto *t = new InternTable();  // never destroyed: UOps may outlive static destruction
@@ -93,22 +96,24 @@ UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   std::lock_guard<std::mutex> lock(t.mu);
   auto [lo, hi] = t.nodes.equal_range(h);
   for (auto it = lo; it != hi; ++it) {
-    auto u = it->second.lock();
-    if (u && u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg)) return u;
+    const UOp *u = it->second;
+    if (u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg))
+      if (UOpRef live = u->weak_from_this().lock()) return live;
   }
-  auto *raw = new UOp(op, dtype, std::move(src), std::move(arg), h);
-  auto ref = std::shared_ptr<const UOp>(raw, [](const UOp *p) {
-    {
-      auto &tb = table();
-      std::lock_guard<std::mutex> l(tb.mu);
-      auto [a, b] = tb.nodes.equal_range(p->hash);
-      // Drop expired entries of this hash (ours, or another dying node's).
-      for (auto it = a; it != b;) it = it->second.expired() ? tb.nodes.erase(it) : std::next(it);
-    }
-    delete p;
-  });
-  t.nodes.emplace(h, ref);
+  UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
+  t.nodes.emplace(h, ref.get());
   return ref;
+}
+
+void unintern(const UOp *p) {
+  auto &t = table();
+  std::lock_guard<std::mutex> l(t.mu);
+  auto [a, b] = t.nodes.equal_range(p->hash);
+  for (auto it = a; it != b; ++it)
+    if (it->second == p) {
+      t.nodes.erase(it);
+      return;
+    }
 }
 
 UOpRef UOp::const_(DType dtype, double value) {

@@ -41,7 +41,28 @@ struct BufferArg {
 using Arg =
     std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, WriteArg, BufferArg>;
 
-class UOp {
+// Allocates a node together with its reference count (std::allocate_shared);
+// when the last reference goes, the node leaves the intern table before it is
+// destroyed.
+void unintern(const UOp *p);
+template <typename T>
+struct InternAlloc {
+  using value_type = T;
+  InternAlloc() = default;
+  template <typename U>
+  InternAlloc(const InternAlloc<U> &) {}
+  T *allocate(size_t n) { return std::allocator<T>().allocate(n); }
+  void deallocate(T *p, size_t n) { std::allocator<T>().deallocate(p, n); }
+  template <typename U>
+  void destroy(U *p) {
+    if constexpr (std::is_same_v<U, UOp>) unintern(p);
+    p->~U();
+  }
+  template <typename U>
+  bool operator==(const InternAlloc<U> &) const { return true; }
+};
+
+class UOp : public std::enable_shared_from_this<UOp> {
  public:
   static UOpRef make(Op op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
   static UOpRef const_(DType dtype, double value);  // stored as int64 for non-float dtypes
@@ -54,6 +75,8 @@ class UOp {
   const size_t hash;
   // The logical shape of a graph-level node, filled in once by shape_of.
   mutable std::atomic<const Shape *> shape_memo{nullptr};
+  // A non-VIEW node's row-major tracker over its shape, filled in once by tracker_of.
+  mutable std::atomic<const shape::ShapeTracker *> tracker_memo{nullptr};
 
   UOpRef with_src(std::vector<UOpRef> new_src) const;
   template <typename T>
@@ -66,7 +89,10 @@ class UOp {
 
   UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
       : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
-  ~UOp() { delete shape_memo.load(std::memory_order_relaxed); }
+  ~UOp() {
+    delete shape_memo.load(std::memory_order_relaxed);
+    delete tracker_memo.load(std::memory_order_relaxed);
+  }
   UOp(const UOp &) = delete;
   UOp &operator=(const UOp &) = delete;
 };
