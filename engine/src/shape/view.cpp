@@ -56,9 +56,12 @@ View View::create(const Shape &shape, std::optional<Strides> strides, int64_t of
 // Size-1 dims keep whatever stride torch would report; they never move the index.
 bool View::contiguous() const {
   if (offset != 0 || mask) return false;
-  Strides want = contiguous_strides(shape);
-  for (size_t d = 0; d < shape.size(); d++)
-    if (shape[d] != 1 && strides[d] != want[d]) return false;
+  // Row-major strides from the innermost dim out, as contiguous_strides computes them.
+  uint64_t want = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != static_cast<int64_t>(want)) return false;
+    want *= static_cast<uint64_t>(std::max<int64_t>(shape[d], 1));
+  }
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "uop/graph.h"
 
+#include <algorithm>
 
 #include "loom/error.h"
 
@@ -66,17 +67,21 @@ UOpRef copy_point(const UOpRef &u) {
   return UOp::make(Op::View, u->dtype, {u}, shape::ShapeTracker::from_shape(shape_of(u)));
 }
 
-shape::ShapeTracker tracker_of(const UOpRef &u) {
+const shape::ShapeTracker &tracker_of(const UOpRef &u) {
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>();
-  return shape::ShapeTracker::from_shape(shape_of(u));
+  if (const auto *t = u->tracker_memo.load(std::memory_order_acquire)) return *t;
+  auto *fresh = new shape::ShapeTracker(shape::ShapeTracker::from_shape(shape_of(u)));
+  const shape::ShapeTracker *expected = nullptr;
+  if (!u->tracker_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
+  return *u->tracker_memo.load(std::memory_order_acquire);
 }
 
-UOpRef view(const UOpRef &x, const shape::ShapeTracker &st) {
+UOpRef view(const UOpRef &x, shape::ShapeTracker st) {
   const UOpRef &base = base_of(x);
   // An identity view over the base is the base itself, unless the base is a
   // copy point (itself a VIEW), whose marker must survive.
   if (st.contiguous() && st.shape() == shape_of(base) && base->op != Op::View) return base;
-  return UOp::make(Op::View, base->dtype, {base}, st);
+  return UOp::make(Op::View, base->dtype, {base}, std::move(st));
 }
 
 const UOp *whole_buffer(const UOp *u) {
@@ -92,6 +97,22 @@ UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
   Shape ones(shape.size(), 1);
   auto st = shape::ShapeTracker::from_shape({}).reshape(ones).expand(shape);
   return UOp::make(Op::View, dtype, {c}, st);
+}
+
+bool is_buffer_view(const UOpRef &u, const Buffer &buf, const Shape &shape) {
+  const bool flat = shape.size() == 1 && shape[0] == buf.size;  // buffer_view gives the BUFFER itself
+  if (u->op == Op::Buffer) return flat && u->arg_as<BufferArg>().buffer.get() == &buf;
+  if (flat || u->op != Op::View || u->src[0]->op != Op::Buffer || u->src[0]->arg_as<BufferArg>().buffer.get() != &buf)
+    return false;
+  const auto &views = u->arg_as<shape::ShapeTracker>().views;
+  if (views.size() != 1 || views[0].shape != shape || views[0].offset != 0 || views[0].mask) return false;
+  // Row-major strides on every dim, size-1 dims included (ShapeTracker::from_shape's).
+  uint64_t want = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (views[0].strides[d] != static_cast<int64_t>(want)) return false;
+    want *= static_cast<uint64_t>(std::max<int64_t>(shape[d], 1));
+  }
+  return true;
 }
 
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape) {

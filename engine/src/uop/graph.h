@@ -9,9 +9,9 @@ namespace loom::uop {
 const Shape &shape_of(const UOpRef &u);
 // VIEW over base_of(x); st is the whole tracker from the base (callers
 // extend tracker_of(x)), so a view of a view stays one VIEW node.
-UOpRef view(const UOpRef &x, const shape::ShapeTracker &st);
+UOpRef view(const UOpRef &x, shape::ShapeTracker st);
 // The node's current tracker: a VIEW's own, else the identity over its shape.
-shape::ShapeTracker tracker_of(const UOpRef &u);
+const shape::ShapeTracker &tracker_of(const UOpRef &u);
 // The node a view chain starts from (the node itself if it is not a VIEW).
 const UOpRef &base_of(const UOpRef &u);
 // The first non-VIEW node below a chain of VIEWs (nested VIEWs mark copy points).
@@ -27,5 +27,7 @@ const UOp *whole_buffer(const UOp *u);
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
+// Whether `u` is the node buffer_view(buf, shape) gives, without building it.
+bool is_buffer_view(const UOpRef &u, const Buffer &buf, const Shape &shape);
 
 }  // namespace loom::uop

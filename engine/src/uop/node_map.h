@@ -16,7 +16,13 @@ namespace loom::uop {
 template <typename V>
 class NodeMap {
  public:
-  using Slot = std::pair<const void *, V>;
+  // A null key marks an empty slot. Only the key is initialized up front
+  // (a value is set when its key is inserted), so a small map costs a few
+  // stores, not the zeroing of every slot.
+  struct Slot {
+    const void *first = nullptr;
+    V second;
+  };
 
   NodeMap() = default;
   NodeMap(const NodeMap &o) { *this = o; }
@@ -33,7 +39,7 @@ class NodeMap {
     local_ = std::move(o.local_);
     size_ = o.size_;
     o.heap_.clear();
-    o.local_ = {};
+    for (Slot &l : o.local_) l.first = nullptr;
     o.size_ = 0;
     return *this;
   }
@@ -46,6 +52,7 @@ class NodeMap {
     Slot &s = slots()[probe(k)];
     if (s.first) return {&s.second, false};
     s.first = k;
+    s.second = V();
     size_++;
     return {&s.second, true};
   }
@@ -87,10 +94,9 @@ class NodeMap {
     const size_t n = old.empty() ? kLocal : old.size();
     for (size_t i = 0; i < n; i++)
       if (from[i].first) heap_[probe(from[i].first)] = std::move(from[i]);
-    local_ = {};
   }
 
-  std::array<Slot, kLocal> local_{};
+  std::array<Slot, kLocal> local_;  // each Slot's key starts null
   std::vector<Slot> heap_;  // power-of-two size once the local slots fill; a null key marks an empty slot
   size_t size_ = 0;
 };
