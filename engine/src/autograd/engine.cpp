@@ -19,7 +19,7 @@ bool is_grad_enabled() { return grad_enabled; }
 void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
 Saved::Saved(const Tensor &t, const char *op, bool checked)
-    : value_(t.uop()), counter_(TensorImpl::of(t)->version), version_(*counter_), op_(op), checked_(checked) {}
+    : value_(t.uop()), counter_(TensorImpl::of(t)->version_counter()), version_(*counter_), op_(op), checked_(checked) {}
 
 namespace {
 [[noreturn]] void modified_in_place(const Tensor &value, const std::string &op, int64_t now, int64_t saved) {
@@ -38,8 +38,8 @@ Tensor Saved::get() const {
 Tensor saves_result(const Tensor &result) {
   const auto &impl = TensorImpl::of(result);
   if (impl->grad_fn) {
-    impl->grad_fn->out_counter = impl->version;
-    impl->grad_fn->out_version = *impl->version;
+    impl->grad_fn->out_counter = impl->version_counter();
+    impl->grad_fn->out_version = *impl->grad_fn->out_counter;
   }
   return result;
 }
@@ -52,7 +52,7 @@ Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, con
 
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
                    bool differentiable) {
-  impl->version = of->version;
+  impl->version = of->version_counter();
   impl->view_made_without_grad = !grad_enabled;
   if (of->view_base) {  // a view of a view: replay from the root base
     impl->view_base = of->view_base;
@@ -89,7 +89,7 @@ Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor 
   bool any = false;
   for (const Tensor &t : inputs) any |= t.requires_grad();
   if (!grad_enabled || !any || !is_float(out.dtype())) {
-    if (!impl->view_base) impl->version = TensorImpl::of(out)->version;
+    if (!impl->view_base) impl->version = TensorImpl::of(out)->version_counter();
     return TensorImpl::wrap(impl);
   }
   auto node = std::make_shared<Node>();
@@ -291,6 +291,6 @@ void Tensor::backward(std::optional<Tensor> gradient) const {
   }
 }
 
-int64_t Tensor::version() const { return *impl_->version; }
+int64_t Tensor::version() const { return impl_->version ? *impl_->version : 0; }
 
 }  // namespace loom

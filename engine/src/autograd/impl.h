@@ -28,7 +28,13 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;         // accumulated by backward() (leaves)
   // Shared by a tensor and its views (torch's version counter): in-place
   // updates bump it, and saved tensors check it when backward reads them.
-  std::shared_ptr<int64_t> version = std::make_shared<int64_t>(0);
+  // Made on first use (most handles are temporaries nobody versions); null
+  // reads as version 0.
+  std::shared_ptr<int64_t> version;
+  const std::shared_ptr<int64_t> &version_counter() {
+    if (!version) version = std::make_shared<int64_t>(0);
+    return version;
+  }
   // A view's base (the tensor whose storage it shares) and how to rebuild it
   // from the base; the base lists its live views. An in-place update of either
   // rewrites the base and rebuilds every view, so all of them see it.

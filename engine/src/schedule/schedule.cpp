@@ -194,34 +194,43 @@ bool is_full_overwrite(const UOp *w) {
 NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
                                                      const std::vector<UOpRef> &outputs) {
   NodeMap<const UOpRef *> handle;  // a strong reference to each node, for use_count
-  NodeMap<long> in_graph;          // references to each node from nodes of these graphs
-  NodeMap<long> in_outputs;        // those from nodes of the graphs that run (the substituted ones)
+  NodeMap<long> in_outputs;        // references to each node from nodes of the graphs that run (the substituted ones)
   NodeSet runs;                    // nodes of the graphs that run
   std::vector<const UOp *> writes, stack;
-  NodeSet seen;
   for (auto &g : outputs)
     if (runs.insert(g.get())) stack.push_back(g.get());
-  while (!stack.empty()) {
-    const UOp *u = stack.back();
-    stack.pop_back();
-    for (auto &s : u->src) {
-      in_outputs[s.get()]++;
-      if (runs.insert(s.get())) stack.push_back(s.get());
-    }
-  }
-  for (const auto *graphs : {&raw, &outputs})
-    for (auto &g : *graphs)
-      if (seen.insert(g.get())) stack.push_back(g.get());
   while (!stack.empty()) {
     const UOp *u = stack.back();
     stack.pop_back();
     if (u->op == Op::Write) writes.push_back(u);
     for (auto &s : u->src) {
       if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
-      in_graph[s.get()]++;
-      if (seen.insert(s.get())) stack.push_back(s.get());
+      in_outputs[s.get()]++;
+      if (runs.insert(s.get())) stack.push_back(s.get());
     }
   }
+  if (writes.empty()) return {};
+  // References from nodes of the raw graphs and the ones that run: the same
+  // counts when substitution changed nothing.
+  NodeMap<long> in_raw_or_outputs;
+  if (raw != outputs) {
+    writes.clear();
+    NodeSet seen;
+    for (const auto *graphs : {&raw, &outputs})
+      for (auto &g : *graphs)
+        if (seen.insert(g.get())) stack.push_back(g.get());
+    while (!stack.empty()) {
+      const UOp *u = stack.back();
+      stack.pop_back();
+      if (u->op == Op::Write) writes.push_back(u);
+      for (auto &s : u->src) {
+        if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
+        in_raw_or_outputs[s.get()]++;
+        if (seen.insert(s.get())) stack.push_back(s.get());
+      }
+    }
+  }
+  const NodeMap<long> &in_graph = raw != outputs ? in_raw_or_outputs : in_outputs;
   // The writes over each base, bases in first-seen order.
   std::vector<std::pair<const UOp *, std::vector<const UOp *>>> writes_of;
   NodeMap<size_t> base_index;
@@ -462,7 +471,9 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     const Shape &shape = shape_of(node);
     auto out = donor >= 0 ? buffer_at(donor) : uop::Buffer::create(node->dtype, shape::prod(shape));
     if (donor < 0) fresh[static_cast<size_t>(position)] = out;
-    UOpRef bv = uop::buffer_view(out, shape);
+    // A write into its base's buffer: the base often is that buffer's view already.
+    const bool base_is_view = donor >= 0 && node->op == Op::Write && uop::is_buffer_view(node->src[0], *out, shape);
+    UOpRef bv = base_is_view ? node->src[0] : uop::buffer_view(out, shape);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
   }

@@ -45,7 +45,9 @@ Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Ten
   if (value.numel() == 0) return base;  // an empty view writes nothing
   const uop::UOp *buf = uop::whole_buffer(base.uop().get());
   const bool direct = view && buf && view->uop()->op == Op::View && view->uop()->src[0].get() == buf;
-  const auto st = direct ? tracker_of(view->uop()) : storage_view(base.shape(), base.dtype(), replay);
+  shape::ShapeTracker replayed;
+  const shape::ShapeTracker &st =
+      direct ? tracker_of(view->uop()) : (replayed = storage_view(base.shape(), base.dtype(), replay));
   if (st.single_plain())
     for (size_t d = 0; d < value.shape().size(); d++)
       if (value.shape()[d] > 1 && st.views[0].strides[d] == 0)
@@ -175,7 +177,7 @@ Tensor &Tensor::assign(const Tensor &value) {
   }
   const UOpRef before = target->uop;
   target->uop = updated.uop();
-  ++*target->version;
+  ++*target->version_counter();
   refresh_views(target, before);
   note_update(target);
   return *this;

@@ -10,7 +10,7 @@ using namespace tensor;
 using autograd::Grads;
 
 namespace {
-Tensor with_tracker(const Tensor &t, const shape::ShapeTracker &st) { return make_tensor(view(t.uop(), st)); }
+Tensor with_tracker(const Tensor &t, shape::ShapeTracker st) { return make_tensor(view(t.uop(), std::move(st))); }
 
 std::string dims_str(const Dims &d) { return shape_str(d); }
 // The order (outermost first) in which torch lays out a copy made "like" a
@@ -275,6 +275,10 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   }
   if (count == 0) {
     b[d] = {0, 0};
+    return shrink(b);
+  }
+  if (step > 0 && k == 1) {  // a run of elements: shrink's view, gradient and replay are the slice's
+    b[d] = {first, first + count};
     return shrink(b);
   }
   auto forward = [&] {
