@@ -81,14 +81,17 @@ Edge edge_of(const Tensor &t) {
   return {nullptr, impl};
 }
 
-Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
-              ViewReplay view) {
+bool records_node(const std::vector<Tensor> &inputs, const Tensor &out) {
+  return grad_enabled && is_float(out.dtype()) &&
+         std::any_of(inputs.begin(), inputs.end(), [](const Tensor &t) { return t.requires_grad(); });
+}
+
+Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+                   ViewReplay view) {
   auto impl = std::make_shared<TensorImpl>();
   impl->uop = out.uop();
   if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
-  bool any = false;
-  for (const Tensor &t : inputs) any |= t.requires_grad();
-  if (!grad_enabled || !any || !is_float(out.dtype())) {
+  if (!records_node(inputs, out)) {
     if (!impl->view_base) impl->version = TensorImpl::of(out)->version_counter();
     return TensorImpl::wrap(impl);
   }

@@ -127,19 +127,27 @@ struct Node {
 // impl, so a forward that returned one of its inputs does not touch it).
 // `view` (set for movement ops that torch implements as views): rebuilds out
 // from inputs[0]; out then shares inputs[0]'s storage and version counter.
-Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
-              ViewReplay view = nullptr);
+// The backward rule is made a BackwardFn only when a node will hold it.
+bool records_node(const std::vector<Tensor> &inputs, const Tensor &out);
+Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+                   ViewReplay view);
+template <typename B>
+Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, B &&backward,
+              ViewReplay view = nullptr) {
+  return record_node(name, inputs, out, records_node(inputs, out) ? BackwardFn(std::forward<B>(backward)) : nullptr,
+                     std::move(view));
+}
 
 // Runs `forward` with recording off, then record()s it.
-template <typename F>
-Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, BackwardFn backward,
+template <typename F, typename B>
+Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B &&backward,
              ViewReplay view = nullptr) {
   Tensor out;
   {
     NoGradGuard guard;
     out = forward();
   }
-  return record(name, inputs, out, std::move(backward), view);
+  return record(name, inputs, out, std::forward<B>(backward), std::move(view));
 }
 
 // Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage;

@@ -1,6 +1,8 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
+#include <array>
+#include <memory_resource>
 #include <mutex>
 #include <unordered_map>
 
@@ -193,10 +195,14 @@ bool is_full_overwrite(const UOp *w) {
 // of its own.
 NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
                                                      const std::vector<UOpRef> &outputs) {
-  NodeMap<const UOpRef *> handle;  // a strong reference to each node, for use_count
+  auto strong_refs = [](const UOp *u) { return u->weak_from_this().use_count(); };
+  // The walks' lists live on the stack while a small graph's fit.
+  std::array<std::byte, 4096> arena;
+  std::pmr::monotonic_buffer_resource scratch(arena.data(), arena.size());
+  using Nodes = std::pmr::vector<const UOp *>;
   NodeMap<long> in_outputs;        // references to each node from nodes of the graphs that run (the substituted ones)
   NodeSet runs;                    // nodes of the graphs that run
-  std::vector<const UOp *> writes, stack;
+  Nodes writes(&scratch), stack(&scratch);
   for (auto &g : outputs)
     if (runs.insert(g.get())) stack.push_back(g.get());
   while (!stack.empty()) {
@@ -204,7 +210,6 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     stack.pop_back();
     if (u->op == Op::Write) writes.push_back(u);
     for (auto &s : u->src) {
-      if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
       in_outputs[s.get()]++;
       if (runs.insert(s.get())) stack.push_back(s.get());
     }
@@ -224,28 +229,27 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       stack.pop_back();
       if (u->op == Op::Write) writes.push_back(u);
       for (auto &s : u->src) {
-        if (auto [h, fresh] = handle.insert(s.get()); fresh) *h = &s;
-        in_raw_or_outputs[s.get()]++;
+          in_raw_or_outputs[s.get()]++;
         if (seen.insert(s.get())) stack.push_back(s.get());
       }
     }
   }
   const NodeMap<long> &in_graph = raw != outputs ? in_raw_or_outputs : in_outputs;
   // The writes over each base, bases in first-seen order.
-  std::vector<std::pair<const UOp *, std::vector<const UOp *>>> writes_of;
+  std::pmr::vector<std::pair<const UOp *, Nodes>> writes_of(&scratch);
   NodeMap<size_t> base_index;
   for (const UOp *w : writes) {
     auto [i, fresh] = base_index.insert(w->src[0].get());
     if (fresh) {
       *i = writes_of.size();
-      writes_of.push_back({w->src[0].get(), {}});
+      writes_of.emplace_back(w->src[0].get(), Nodes(&scratch));
     }
     writes_of[*i].second.push_back(w);
   }
   NodeMap<std::shared_ptr<uop::Buffer>> out;
   for (auto &[base, ws] : writes_of) {
     const UOp *buf = uop::whole_buffer(base);
-    if (!buf || (buf != base && (*handle.find(base))->get()->src[0].use_count() != 1)) continue;
+    if (!buf || (buf != base && base->src[0].use_count() != 1)) continue;
     bool same = true;
     for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
     if (!same) continue;  // two different updates of one value: each needs the old one
@@ -259,7 +263,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     NodeMap<long> allowed;
     allowed[base] = 0;
     NodeSet in_same_kernel, in_earlier;
-    std::vector<const UOp *> same_kernel, earlier, todo, below;
+    Nodes same_kernel(&scratch), earlier(&scratch), todo(&scratch), below(&scratch);
     for (const UOp *w : ws) {
       allowed[base]++;
       todo.push_back(w->src[1].get());
@@ -296,7 +300,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
         for (auto &x : u->src)
           if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;
-    allowed.for_each([&](const void *node, long n) { ok &= (*handle.find(node))->use_count() == n; });
+    allowed.for_each([&](const void *node, long n) { ok &= strong_refs(static_cast<const UOp *>(node)) == n; });
     // A node of the write's kernel that reads the old value must be read by
     // these graphs only: one held elsewhere (a tensor still to be read) would
     // be computed later, from the overwritten buffer. Within the graphs that
@@ -309,7 +313,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
         if (runs.contains(u))
           for (auto &x : u->src) from_before[x.get()]++;
     NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
-    std::vector<std::pair<const UOp *, bool>> walk;
+    std::pmr::vector<std::pair<const UOp *, bool>> walk(&scratch);
     for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
     while (ok && !walk.empty()) {
       auto [u, expanded] = walk.back();
@@ -328,7 +332,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       char r = 0;
       for (auto &x : u->src) r |= *reads_old.find(x.get());
       reads_old[u] = r;
-      if (const UOpRef *const *h = handle.find(u); r && h) ok &= (*h)->use_count() == *in_graph.find(u);
+      if (const long *n = in_graph.find(u); r && n) ok &= strong_refs(u) == *n;
       if (const long *n = in_outputs.find(u); r && n) ok &= *n == from_before[u];
     }
     if (ok)

@@ -178,6 +178,7 @@ Tensor Tensor::expand(const Shape &target) const {
     throw Error("expand: the number of sizes provided (" + std::to_string(target.size()) +
                 ") must be greater or equal to the number of dimensions in the tensor (" + std::to_string(cur.size()) +
                 "); target " + shape_str(target) + ", tensor " + describe(uop()));
+  if (target == cur) return *this;
   size_t lead = target.size() - cur.size();
   Shape padded(lead, 1), out(target.size());
   padded.insert(padded.end(), cur.begin(), cur.end());

@@ -31,6 +31,12 @@ Shape compute_shape(const UOpRef &u) {
 // VIEW's shape is its tracker's (no copy).
 const Shape &shape_of(const UOpRef &u) {
   static const Shape scalar;
+  // A WRITE, SCAN or SORT has its first source's shape: no copy to memoize.
+  if (u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort) {
+    const UOpRef *cur = &u;
+    while ((*cur)->op == Op::Write || (*cur)->op == Op::Scan || (*cur)->op == Op::Sort) cur = &(*cur)->src[0];
+    return shape_of(*cur);
+  }
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>().shape();
   if (u->op == Op::Const || u->op == Op::Sink) return scalar;
   if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;

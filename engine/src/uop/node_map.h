@@ -6,6 +6,7 @@
 // unordered_map); keys are never removed.
 #pragma once
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -83,7 +84,9 @@ class NodeMap {
   size_t probe(const void *k) const {
     const Slot *p = slots();
     const size_t mask = capacity() - 1;
-    size_t i = (reinterpret_cast<uintptr_t>(k) >> 4) * 0x9e3779b97f4a7c15ull >> 20 & mask;
+    // Fibonacci hashing: the product's top bits, which every bit of the address moves.
+    const int shift = 64 - std::bit_width(mask);
+    size_t i = static_cast<size_t>((reinterpret_cast<uintptr_t>(k) * 0x9e3779b97f4a7c15ull) >> shift);
     while (p[i].first && p[i].first != k) i = (i + 1) & mask;
     return i;
   }
