@@ -32,7 +32,8 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const char *name() const = 0;
-  // Zero-filled memory for `bytes` bytes, freed when the last owner drops it.
+  // Memory for `bytes` bytes, freed when the last owner drops it. Contents are
+  // unspecified: every kernel writes each element of its output.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
   // Host <-> device copies of `bytes` bytes.
   virtual void copy_in(void *dst, const void *host, size_t bytes) = 0;

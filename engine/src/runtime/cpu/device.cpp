@@ -1,5 +1,4 @@
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "runtime/cpu/buffer_pool.h"
 #include "runtime/cpu/cpu.h"
 #include "runtime/disk_cache.h"
 
@@ -29,7 +29,6 @@ using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
 const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-march=native", "-fPIC", "-shared",
                                          "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11"};
 const char *kCompiler = "cc";
-constexpr size_t kMapBytes = size_t{1} << 17;
 
 // The compiler's identity (version and target), part of every cache key.
 const std::string &compiler_identity() {
@@ -139,21 +138,9 @@ class CpuDevice : public Device {
  public:
   const char *name() const override { return "CPU"; }
 
-  // Large buffers are their own mappings (zero pages from the kernel, given
-  // back on free): through malloc, a training loop's churn of large buffers
-  // left glibc's heap growing (RSS +110 kB per step with the live heap flat).
-  std::shared_ptr<void> allocate(size_t bytes) override {
-    if (bytes >= kMapBytes) {
-      void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw Error("out of memory allocating a buffer of " + std::to_string(bytes) + " bytes");
-      return std::shared_ptr<void>(p, [bytes](void *q) { munmap(q, bytes); });
-    }
-    const size_t n = std::max<size_t>(64, (bytes + 63) / 64 * 64);
-    void *p = std::aligned_alloc(64, n);
-    if (!p) throw Error("out of memory allocating a buffer of " + std::to_string(bytes) + " bytes");
-    std::memset(p, 0, n);
-    return std::shared_ptr<void>(p, std::free);
-  }
+  // Through the buffer pool (runtime/cpu/buffer_pool.h): large buffers are
+  // mappings kept for reuse once freed; nothing is zeroed.
+  std::shared_ptr<void> allocate(size_t bytes) override { return allocate_buffer(bytes); }
 
   std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
 
