@@ -1,6 +1,7 @@
 // The only translation unit that includes ATen: host <-> torch conversion and
 // the op dispatch table. ATen/ATen.h instead of torch/torch.h halves its build.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +13,29 @@
 #include "torch_ops.h"
 
 namespace loom::reference {
+
+namespace {
+
+// torch 1.13's gelu_backward with approximate="none" reads a non-contiguous
+// incoming gradient wrongly on float32 and bfloat16 (off by orders of
+// magnitude, or uninitialized values; float64 and "tanh" are right). The
+// oracle's gelu runs torch's own backward kernel on a contiguous copy of the
+// gradient; the forward, the saved input and its version check are torch's.
+struct GeluContiguousGrad : torch::autograd::Function<GeluContiguousGrad> {
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, std::string approximate) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["approximate"] = approximate;
+    return at::gelu(x, approximate);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor x = ctx->get_saved_variables()[0];
+    const std::string approximate = ctx->saved_data["approximate"].toStringRef();
+    return {at::gelu_backward(grads[0].contiguous(), x, approximate), at::Tensor()};
+  }
+};
+
+}  // namespace
 
 at::ScalarType to_torch_dtype(DType dt) {
   switch (dt) {
@@ -238,7 +262,7 @@ const OpMap &ops() {
     t["relu"] = unary([](const at::Tensor &a) { return at::relu(a); });
     t["erf"] = unary([](const at::Tensor &a) { return at::erf(a); });
     t["gelu"] = [](const TorchArgs &x, const Attrs &a) {
-      return at::gelu(x.at(0), a.has("approximate") ? a.get_string("approximate") : std::string("none"));
+      return GeluContiguousGrad::apply(x.at(0), a.has("approximate") ? a.get_string("approximate") : "none");
     };
     t["cast"] = [](const TorchArgs &x, const Attrs &a) { return x.at(0).to(to_torch_dtype(a.get_dtype("dtype"))); };
     // ---- reductions
