@@ -258,7 +258,17 @@ class Generator {
       s.op = e.name;
       if (e.attrs) s.attrs = e.attrs(c, rng_);
       for (size_t j = 0; j < shapes.size(); ++j) {
-        const Domain d = e.domain ? e.domain(in_dt[j], static_cast<int>(j), s.attrs) : conformance::default_domain(in_dt[j]);
+        // Values are drawn for the dtype the op computes in: a 0-d operand of
+        // the same category as a dimensioned one takes its dtype (torch's
+        // promotion), so a shift count, say, stays within that dtype's width.
+        const bool same_category = is_float(in_dt[j]) == is_float(in_dt[0]) && in_dt[j] != DType::Bool &&
+                                   in_dt[0] != DType::Bool;
+        const DType value_dt = promotes && j > 0 && c.inputs[j].shape.empty() && !c.inputs[0].shape.empty() &&
+                                       same_category
+                                   ? in_dt[0]
+                                   : in_dt[j];
+        const Domain d =
+            e.domain ? e.domain(value_dt, static_cast<int>(j), s.attrs) : conformance::default_domain(in_dt[j]);
         if (args[j] < 0 || !same_domain(d, conformance::default_domain(in_dt[j])))
           args[j] = add_leaf(in_dt[j], c.inputs[j].shape, d);
       }
