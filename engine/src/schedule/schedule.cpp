@@ -301,12 +301,13 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
           if (views_base(x.get())) allowed[x.get()]++;
     bool ok = true;
     allowed.for_each([&](const void *node, long n) { ok &= strong_refs(static_cast<const UOp *>(node)) == n; });
-    // A node of the write's kernel that reads the old value must be read by
-    // these graphs only: one held elsewhere (a tensor still to be read) would
-    // be computed later, from the overwritten buffer. Within the graphs that
-    // run, only the write's kernel and kernels before it may read it: another
-    // kernel fusing it (`a + b` read by the write into b and by another
-    // output) may run after the stores.
+    // A node of the write's kernel, or of a kernel before it, that reads the
+    // old value (directly, or through nodes without a buffer of their own)
+    // must be read by these graphs only: one held elsewhere (a tensor still
+    // to be read) would be computed later, from the overwritten buffer. Within
+    // the graphs that run, only the write's kernel and kernels before it may
+    // read it: another kernel fusing it (`a + b` read by the write into b and
+    // by another output) may run after the stores.
     NodeMap<long> from_before;  // references from the writes, their kernel and the kernels before it
     for (const auto *nodes : {&ws, &same_kernel, &earlier})
       for (const UOp *u : *nodes)
@@ -315,11 +316,12 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
     std::pmr::vector<std::pair<const UOp *, bool>> walk(&scratch);
     for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
+    for (const UOp *u : earlier) walk.push_back({u, false});
     while (ok && !walk.empty()) {
       auto [u, expanded] = walk.back();
       walk.pop_back();
       if (reads_old.contains(u) && !expanded) continue;
-      if (views_base(u) || !in_same_kernel.contains(u) || always_realized(u)) {
+      if (views_base(u) || (!in_same_kernel.contains(u) && !in_earlier.contains(u)) || always_realized(u)) {
         reads_old[u] = views_base(u);
         continue;
       }

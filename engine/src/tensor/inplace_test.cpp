@@ -103,6 +103,25 @@ TEST(InPlace, AnOldValueReadByAnotherKernelKeepsItsBuffer) {
   }
 }
 
+// A lazy value still held by the caller reads b's old value, inside the kernel
+// of another update that runs before b's own: b's update must not overwrite
+// the buffer that value is computed from later.
+TEST(InPlace, AHeldValueReadInAnEarlierKernelKeepsItsBuffer) {
+  Tensor a = iota({4}).contiguous().realize();
+  Tensor b = iota({4}).mul(10.0).contiguous().realize();
+  Tensor held = a.add(b);  // a + b = 11i, lazy, read later
+  a.assign(a.add(held));   // 12i
+  b.assign(a);             // b's update reads the new a: a's kernel runs first
+  std::vector<Tensor> both{a, b};
+  realize_all(both);       // one schedule for both updates; `held` is not computed
+  const HostTensor hh = held.to_host(), ha = a.to_host(), hb = b.to_host();
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(hh.get(i), 11.0 * i) << i;
+    EXPECT_EQ(ha.get(i), 12.0 * i) << i;
+    EXPECT_EQ(hb.get(i), 12.0 * i) << i;
+  }
+}
+
 // A state updated in place every step through a view (a parameter that is a
 // detached handle of another tensor, as `p.data = t` makes it) holds one step
 // of graph: the pending update is computed with the next realize, and the
