@@ -1,5 +1,6 @@
 // batch_norm and layer_norm as composites (autograd differentiates the batch
 // statistics too, as torch's formulas do).
+#include "autograd/impl.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
 
@@ -70,7 +71,12 @@ Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean
   Tensor y = x.sub(mean).mul(var.add(eps).rsqrt());
   if (weight) y = y.mul(up(*weight).reshape(bshape));
   if (bias) y = y.add(up(*bias).reshape(bshape));
-  return y.cast(input.dtype());
+  // torch's node saves the input, the weight and the running statistics (as
+  // they are after this call's update), not the bias.
+  std::vector<Tensor> saved{input};
+  for (const auto *t : {&weight, &running_mean, &running_var})
+    if (*t) saved.push_back(**t);
+  return autograd::saves_inputs(y.cast(input.dtype()), saved, "NativeBatchNormBackward0");
 }
 
 Tensor layer_norm(const Tensor &input, const Shape &normalized_shape, const std::optional<Tensor> &weight,
@@ -98,7 +104,10 @@ Tensor layer_norm(const Tensor &input, const Shape &normalized_shape, const std:
   Tensor y = centered.mul(var.add(eps).rsqrt());
   if (weight) y = y.mul(up(*weight));
   if (bias) y = y.add(up(*bias));
-  return y.cast(input.dtype());
+  std::vector<Tensor> saved{input};  // torch's node saves the input, the weight and the bias
+  for (const auto *t : {&weight, &bias})
+    if (*t) saved.push_back(**t);
+  return autograd::saves_inputs(y.cast(input.dtype()), saved, "NativeLayerNormBackward0");
 }
 
 }  // namespace loom::nn

@@ -63,7 +63,8 @@ std::pair<Tensor, Tensor> var_mean(const Tensor &t, const Dims &dims, int64_t co
 }  // namespace
 
 Tensor Tensor::var(const Dims &dims, int64_t correction, bool keepdim) const {
-  return var_mean(*this, dims, correction, keepdim, "var").first.cast(dtype());
+  return autograd::saves_inputs(var_mean(*this, dims, correction, keepdim, "var").first.cast(dtype()), {*this},
+                                "VarBackward0");
 }
 
 namespace {
