@@ -394,10 +394,15 @@ bool missing_half_kernel(const std::string &msg) {
 }
 
 // Torch 1.13 lacks many float16/bfloat16 CPU kernels. Computing in float32 and
-// rounding the result once is the exact answer loom aims for.
+// rounding the result once is the exact answer loom aims for. An op torch
+// accepts with a half input beside a wider float one computes in the wider
+// type: it runs again on the half input cast up, which gives the same value,
+// and its backward then needs no half kernel either (pow's gradient takes the
+// log of its half base, a kernel torch 1.13 lacks).
 at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const Attrs &a) {
+  std::optional<at::Tensor> direct;
   try {
-    return f(in, a);
+    direct = f(in, a);
   } catch (const c10::Error &e) {
     if (!missing_half_kernel(e.what_without_backtrace())) throw;
   }
@@ -414,7 +419,9 @@ at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const A
       up.push_back(t);
     }
   }
+  if (direct && !(half && wider_float)) return *direct;
   at::Tensor r = f(up, a);
+  if (direct) return r.to(direct->scalar_type());  // a 0-d float beside a half tensor leaves the result half
   if (half && !wider_float && r.scalar_type() == at::kFloat) r = r.to(*half);
   return r;
 }
