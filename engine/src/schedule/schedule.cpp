@@ -229,7 +229,7 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       stack.pop_back();
       if (u->op == Op::Write) writes.push_back(u);
       for (auto &s : u->src) {
-          in_raw_or_outputs[s.get()]++;
+        in_raw_or_outputs[s.get()]++;
         if (seen.insert(s.get())) stack.push_back(s.get());
       }
     }
