@@ -92,6 +92,8 @@ std::vector<Program> showcases() {
       {"dtype.int_promotion", "",
        [] { return std::vector<Tensor>{iota({8}, DType::Int8, 1, -4) * iota({8}, DType::UInt8, 1, 0) + 2.5}; }},
       {"reduce.argmax_rows", "", [] { return std::vector<Tensor>{iota({4, 6}).sin().argmax(1)}; }},
+      {"optimize.reduce_upcast_matmul", "",
+       [] { return std::vector<Tensor>{iota({16, 12}).matmul(iota({12, 16}, DType::Float32, 0.5)).relu()}; }},
   };
 }
 

@@ -22,6 +22,8 @@ class Linearizer {
 
   void run(const LoweredKernel &k) {
     for (auto &store : k.sink->src) mark_values(store->src[2]);
+    for (auto &u : uop::toposort(k.sink))
+      if (u->op == Op::Reduce) reduces_.push_back(u);
     const UOpRef &scan = k.sink->src[0]->src[2];  // a scan kernel has one store
     const bool scanning = scan->op == Op::Scan;
     for (size_t i = 0; i + scanning < k.out_ranges.size(); i++) open_range(k.out_ranges[i]);
@@ -100,24 +102,39 @@ class Linearizer {
     push(u);
   }
 
+  // A reduction's loop nest, shared by every other reduction over the same
+  // loop variables whose other loops are open (an upcast group: one
+  // accumulator per element).
   void emit_reduce(const UOpRef &red) {
+    const std::vector<UOpRef> loops(red->src.begin() + 1, red->src.end());
+    std::vector<UOpRef> group;
+    for (const UOpRef &r : reduces_)
+      if (!done_.count(r.get()) && std::equal(r->src.begin() + 1, r->src.end(), loops.begin(), loops.end()) &&
+          ready(r))
+        group.push_back(r);
+    if (std::find(group.begin(), group.end(), red) == group.end()) group.insert(group.begin(), red);
     std::set<int64_t> own;
-    for (size_t i = 1; i < red->src.size(); i++) own.insert(red->src[i]->arg_as<int64_t>());
+    for (const UOpRef &r : loops) own.insert(r->arg_as<int64_t>());
     // Hoist everything the loop body needs that does not depend on this reduction's loops.
-    for (auto &n : uop::toposort(red->src[0])) {
-      if (n->op == Op::Const || n->op == Op::DefineGlobal || n->op == Op::Range || done_.count(n.get())) continue;
-      auto &deps = ranges_of(n);
-      bool inner = std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; });
-      if (!inner && ready(n)) emit(n);
+    for (const UOpRef &g : group)
+      for (auto &n : uop::toposort(g->src[0])) {
+        if (n->op == Op::Const || n->op == Op::DefineGlobal || n->op == Op::Range || done_.count(n.get())) continue;
+        auto &deps = ranges_of(n);
+        bool inner = std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; });
+        if (!inner && ready(n)) emit(n);
+      }
+    for (const UOpRef &g : group) push(UOp::make(Op::DefineAcc, g->dtype, {g}));
+    for (const UOpRef &r : loops) open_range(r);
+    for (const UOpRef &g : group) {
+      emit(g->src[0]);
+      push(g);
+      p_.work += depth_iters_;
     }
-    push(UOp::make(Op::DefineAcc, red->dtype, {red}));
-    for (size_t i = 1; i < red->src.size(); i++) open_range(red->src[i]);
-    emit(red->src[0]);
-    push(red);
-    p_.work += depth_iters_;
-    for (size_t i = 1; i < red->src.size(); i++) close_range();
-    done_.insert(red.get());
-    keep_.push_back(red);
+    for (size_t i = 0; i < loops.size(); i++) close_range();
+    for (const UOpRef &g : group) {
+      done_.insert(g.get());
+      keep_.push_back(g);
+    }
   }
 
   Program &p_;
@@ -126,6 +143,7 @@ class Linearizer {
   std::unordered_set<const UOp *> done_, values_;
   std::unordered_map<const UOp *, std::set<int64_t>> deps_;
   std::vector<UOpRef> keep_;
+  std::vector<UOpRef> reduces_;  // the kernel's reductions, sources first
   int64_t depth_iters_ = 1;
 };
 

@@ -1,6 +1,7 @@
 #include "codegen/lowerer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "codegen/indexing.h"
@@ -26,6 +27,9 @@ class Lowerer {
     if (size == 1) return UOp::const_int(0);
     return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, next_range_++);
   }
+  // Set while an upcast group is evaluated: each element's reduction runs over
+  // the same loop variables, so the group's reductions share one loop nest.
+  bool share_reduce_ranges = false;
 
   // The value of AST node `u` at logical index `idx`. `gate` is true where the
   // element is actually used: loads under a masked view read only when it holds,
@@ -68,7 +72,13 @@ class Lowerer {
         std::vector<UOpRef> inner = idx, ranges;
         for (auto a : ra.axes) {
           if (in[a] == 0) return identity(ra.op, u->dtype);
-          inner[a] = range(in[a]);
+          if (share_reduce_ranges) {
+            UOpRef &shared = reduce_ranges_[{u.get(), a}];
+            if (!shared) shared = range(in[a]);
+            inner[a] = shared;
+          } else {
+            inner[a] = range(in[a]);
+          }
           if (inner[a]->op == Op::Range) ranges.push_back(inner[a]);
         }
         UOpRef v = eval(u->src[0], inner, gate);
@@ -117,6 +127,7 @@ class Lowerer {
   }
 
   int64_t next_range_ = 0;
+  std::map<std::pair<const UOp *, int64_t>, UOpRef> reduce_ranges_;
   std::map<std::vector<const UOp *>, UOpRef> memo_;
   std::vector<UOpRef> keep_;
 };
@@ -126,32 +137,58 @@ class Lowerer {
 namespace {
 
 constexpr int64_t kUnrollBytes = 32;
+constexpr int64_t kReduceUpcast = 8;
 
-// How many consecutive elements of the innermost output axis (of size n) one
-// loop iteration computes: 1 unless the kernel is elementwise and the group
-// divides the axis.
-int64_t unroll_factor(const UOpRef &value, DType out, int64_t n) {
-  const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(out));
-  if (u < 2 || n < u || n % u != 0) return 1;
-  for (auto &x : uop::toposort(value))
-    if (x->op == Op::ReduceAxis || x->op == Op::Scan || x->op == Op::Sort) return 1;
-  return u;
+bool no_opt() {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_NOOPT");
+    return e && std::atoi(e) != 0;
+  }();
+  return off;
 }
 
-// Output loop variables for `shape`, the innermost counting groups of
-// `unroll` elements; returns the index of each element of a group.
-std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, int64_t unroll,
+// The output axis one loop iteration computes several elements of, and how
+// many: an elementwise kernel (no reduction, scan or sort) runs its innermost
+// axis in groups of consecutive elements filling 32 bytes, which the C
+// compiler packs into vector loads and stores; a kernel with one reduction
+// (`upcast_reduce`) computes kReduceUpcast elements of its innermost axis that
+// group divides, each with its own accumulator over one shared loop nest
+// (independent chains instead of one, and loads that do not depend on that
+// axis made once for all). {-1, 1}: none. LOOM_NOOPT=1 turns both off.
+std::pair<int64_t, int64_t> upcast(const UOpRef &value, DType out, const Shape &shape, bool upcast_reduce) {
+  const std::pair<int64_t, int64_t> none{-1, 1};
+  if (shape.empty() || no_opt()) return none;
+  int64_t reduces = 0;
+  for (auto &x : uop::toposort(value)) {
+    if (x->op == Op::Scan || x->op == Op::Sort) return none;
+    reduces += x->op == Op::ReduceAxis;
+  }
+  if (reduces == 0) {
+    const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(out)), n = shape.back();
+    if (u < 2 || n < u || n % u != 0) return none;
+    return {static_cast<int64_t>(shape.size()) - 1, u};
+  }
+  if (reduces > 1 || !upcast_reduce) return none;
+  for (size_t d = shape.size(); d-- > 0;)
+    if (shape[d] >= kReduceUpcast && shape[d] % kReduceUpcast == 0) return {static_cast<int64_t>(d), kReduceUpcast};
+  return none;
+}
+
+// Output loop variables for `shape`, axis `axis` counting groups of `unroll`
+// elements; returns the index of each element of a group.
+std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, std::pair<int64_t, int64_t> up,
                                                 std::vector<UOpRef> &out_ranges) {
+  const auto [axis, unroll] = up;
   std::vector<UOpRef> idx;
   for (size_t d = 0; d < shape.size(); d++) {
-    idx.push_back(l.range(d + 1 == shape.size() ? shape[d] / unroll : shape[d]));
+    idx.push_back(l.range(static_cast<int64_t>(d) == axis ? shape[d] / unroll : shape[d]));
     if (idx.back()->op == Op::Range) out_ranges.push_back(idx.back());
   }
   if (unroll == 1) return {idx};
   std::vector<std::vector<UOpRef>> group;
-  const UOpRef inner = idx.back();
+  const UOpRef outer = idx[static_cast<size_t>(axis)];
   for (int64_t k = 0; k < unroll; k++) {
-    idx.back() = uop::simplify(inner * unroll + k);
+    idx[static_cast<size_t>(axis)] = uop::simplify(outer * unroll + k);
     group.push_back(idx);
   }
   return group;
@@ -167,10 +204,10 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
   const Shape &shape = uop::shape_of(store->src[1]);
   LoweredKernel k;
   const bool plain = w.axis < 0 && w.acc == Op::Sink;
-  const int64_t unroll = plain && !shape.empty() ? unroll_factor(store->src[1], out->dtype, shape.back()) : 1;
+  const auto up = plain ? upcast(store->src[1], out->dtype, shape, false) : std::pair<int64_t, int64_t>{-1, 1};
   const UOpRef yes = UOp::const_int(1, DType::Bool);
   std::vector<UOpRef> stores;
-  for (auto &idx : output_indices(l, shape, unroll, k.out_ranges)) {
+  for (auto &idx : output_indices(l, shape, up, k.out_ranges)) {
     UOpRef value = l.eval(store->src[1], idx, yes);
     std::vector<UOpRef> coords = idx;
     UOpRef gate = yes;
@@ -205,9 +242,10 @@ LoweredKernel lower(const UOpRef &ast) {
   if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store);
   const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
-  const int64_t unroll = shape.empty() ? 1 : unroll_factor(store->src[1], store->src[0]->dtype, shape.back());
-  auto group = output_indices(l, shape, unroll, k.out_ranges);
-  if (unroll > 1) {
+  const auto up = upcast(store->src[1], store->src[0]->dtype, shape, true);
+  auto group = output_indices(l, shape, up, k.out_ranges);
+  if (up.second > 1) {
+    l.share_reduce_ranges = true;
     std::vector<UOpRef> stores;
     for (auto &idx : group)
       stores.push_back(UOp::make(Op::Store, DType::Bool,

@@ -18,7 +18,9 @@ struct LoweredKernel {
 // Elementwise kernels (no reduction or scan; a write without an index or an
 // accumulation) run their innermost output axis in groups of consecutive
 // elements filling 32 bytes, one store per element, which the C compiler
-// packs into vector loads and stores.
+// packs into vector loads and stores. A kernel with one reduction computes a
+// group of 8 elements of an output axis per iteration, their reductions over
+// one shared loop nest. LOOM_NOOPT=1: neither.
 LoweredKernel lower(const UOpRef &ast);
 
 }  // namespace loom::codegen

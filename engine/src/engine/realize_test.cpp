@@ -192,5 +192,30 @@ TEST(Work, IndexSelectIsOneIndexedLoadPerElement) {
       ASSERT_EQ(got.get(i * 64 + j), hx.get(static_cast<int64_t>(hp.get(i)) * 64 + j)) << i << ", " << j;
 }
 
+// A kernel with one reduction computes eight elements of an output axis per
+// iteration, one accumulator each over a shared loop nest (LOOM_NOOPT=1: one).
+// Each element still sums in the same order, so the values are the plain
+// loop's, bit for bit.
+TEST(Codegen, AReductionComputesAGroupOfOutputsOverOneLoopNest) {
+  Tensor::manual_seed(11);
+  Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
+  Tensor c = a.matmul(b);
+  const std::vector<engine::RenderedKernel> ks = engine::render({c.uop()});
+  ASSERT_EQ(ks.size(), 1u);
+  size_t accs = 0;
+  for (size_t at = ks[0].linear.find("DEFINE_ACC"); at != std::string::npos; at = ks[0].linear.find("DEFINE_ACC", at + 1))
+    accs++;
+  const char *noopt = std::getenv("LOOM_NOOPT");
+  EXPECT_EQ(accs, noopt && std::atoi(noopt) ? 1u : 8u) << ks[0].linear;
+  const HostTensor ha = a.to_host(), hb = b.to_host(), hc = c.to_host();
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 16; ++j) {
+      float acc = 0;
+      for (int64_t k = 0; k < 12; ++k)
+        acc = acc + static_cast<float>(ha.get(i * 12 + k)) * static_cast<float>(hb.get(k * 16 + j));
+      ASSERT_EQ(static_cast<float>(hc.get(i * 16 + j)), acc) << i << ", " << j;
+    }
+}
+
 }  // namespace
 }  // namespace loom
