@@ -253,6 +253,12 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
     bool same = true;
     for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
     if (!same) continue;  // two different updates of one value: each needs the old one
+    // Nothing but the writes refers to the base (and nothing but the base to
+    // its buffer): no one can read the old value.
+    if (strong_refs(base) == static_cast<long>(ws.size()) && (buf == base || base->src[0].use_count() == 1)) {
+      for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
+      continue;
+    }
     // References allowed to the base (and to views of it): the writes' own;
     // reads in the write's kernel that are elementwise at the written
     // position (a whole overwrite reading the base or a row-major view of
