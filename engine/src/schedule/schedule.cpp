@@ -200,28 +200,12 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
   std::array<std::byte, 4096> arena;
   std::pmr::monotonic_buffer_resource scratch(arena.data(), arena.size());
   using Nodes = std::pmr::vector<const UOp *>;
-  NodeMap<long> in_outputs;        // references to each node from nodes of the graphs that run (the substituted ones)
-  NodeSet runs;                    // nodes of the graphs that run
   Nodes writes(&scratch), stack(&scratch);
-  for (auto &g : outputs)
-    if (runs.insert(g.get())) stack.push_back(g.get());
-  while (!stack.empty()) {
-    const UOp *u = stack.back();
-    stack.pop_back();
-    if (u->op == Op::Write) writes.push_back(u);
-    for (auto &s : u->src) {
-      in_outputs[s.get()]++;
-      if (runs.insert(s.get())) stack.push_back(s.get());
-    }
-  }
-  if (writes.empty()) return {};
-  // References from nodes of the raw graphs and the ones that run: the same
-  // counts when substitution changed nothing.
-  NodeMap<long> in_raw_or_outputs;
-  if (raw != outputs) {
+  // Walks the graphs of `roots`: `seen` gets their nodes, `refs` the
+  // references to each node from them, `writes` their WRITEs.
+  auto walk_graphs = [&](std::initializer_list<const std::vector<UOpRef> *> roots, NodeSet &seen, NodeMap<long> &refs) {
     writes.clear();
-    NodeSet seen;
-    for (const auto *graphs : {&raw, &outputs})
+    for (const auto *graphs : roots)
       for (auto &g : *graphs)
         if (seen.insert(g.get())) stack.push_back(g.get());
     while (!stack.empty()) {
@@ -229,11 +213,20 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       stack.pop_back();
       if (u->op == Op::Write) writes.push_back(u);
       for (auto &s : u->src) {
-        in_raw_or_outputs[s.get()]++;
+        refs[s.get()]++;
         if (seen.insert(s.get())) stack.push_back(s.get());
       }
     }
-  }
+  };
+  NodeSet runs;             // nodes of the graphs that run (the substituted ones)
+  NodeMap<long> in_outputs;  // references to each node from them
+  walk_graphs({&outputs}, runs, in_outputs);
+  if (writes.empty()) return {};
+  // References from nodes of the raw graphs and the ones that run: the same
+  // counts when substitution changed nothing.
+  NodeSet seen;
+  NodeMap<long> in_raw_or_outputs;
+  if (raw != outputs) walk_graphs({&raw, &outputs}, seen, in_raw_or_outputs);
   const NodeMap<long> &in_graph = raw != outputs ? in_raw_or_outputs : in_outputs;
   // The writes over each base, bases in first-seen order.
   std::pmr::vector<std::pair<const UOp *, Nodes>> writes_of(&scratch);
