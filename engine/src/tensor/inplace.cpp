@@ -5,6 +5,9 @@
 // (torch's CopyBackwards / CopySlices) that the tensor's gradient now flows
 // through.
 
+#include <algorithm>
+#include <optional>
+
 #include "autograd/impl.h"
 #include "loom/tensor.h"
 #include "tensor/ops_util.h"
@@ -121,6 +124,49 @@ void refresh_views(const ImplPtr &base, const UOpRef &old) {
   }
 }
 
+// Where a tensor lies in the row-major storage of `base` (its own, or its
+// view base's), when torch can tell exactly: one unmasked view laid out
+// densely without overlap (torch's is_non_overlapping_and_dense); nullopt
+// otherwise, where torch's overlap check gives up too.
+std::optional<shape::View> dense_storage_view(const TensorImpl &t, const TensorImpl &base, DType dt) {
+  shape::View v;
+  if (&t == &base) {
+    v = shape::View::create(shape_of(base.uop));
+  } else {
+    autograd::NoGradGuard no_grad;
+    const shape::ShapeTracker st = storage_view(shape_of(base.uop), dt, t.view_replay);
+    if (!st.single_plain()) return std::nullopt;
+    v = st.views[0];
+  }
+  std::vector<size_t> order;
+  for (size_t d = 0; d < v.shape.size(); d++)
+    if (v.shape[d] > 1) order.push_back(d);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v.strides[a] < v.strides[b]; });
+  int64_t want = 1;
+  for (size_t d : order) {
+    if (v.strides[d] != want) return std::nullopt;
+    want *= v.shape[d];
+  }
+  return v;
+}
+
+// torch's copy_ refuses a source that partly overlaps the tensor written in
+// memory (the same range with other strides, or intersecting ranges): it
+// would read elements already overwritten.
+void check_no_partial_overlap(const TensorImpl &self, const ImplPtr &target, const Tensor &value) {
+  const TensorImpl &src = *TensorImpl::of(value);
+  if (&src == &self || (src.view_base ? src.view_base : TensorImpl::of(value)) != target) return;
+  const auto a = dense_storage_view(self, *target, value.dtype()), b = dense_storage_view(src, *target, value.dtype());
+  if (!a || !b || a->numel() == 0 || b->numel() == 0) return;
+  const auto [a0, a1] = a->index_bounds();
+  const auto [b0, b1] = b->index_bounds();
+  const bool same_range = a0 == b0 && a1 == b1;
+  if ((same_range && a->strides != b->strides) || (!same_range && a0 <= b1 && b0 <= a1))
+    throw Error("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+                "memory location. Please clone() the tensor before performing the operation; tensor " +
+                shape_str(a->shape) + ", value " + shape_str(b->shape));
+}
+
 // torch's checks before an in-place update with grad mode on.
 void check_in_place(const Tensor &self, const TensorImpl &impl, const Tensor &value) {
   const TensorImpl *base = impl.view_base.get();
@@ -147,9 +193,10 @@ void check_in_place(const Tensor &self, const TensorImpl &impl, const Tensor &va
 Tensor &Tensor::assign(const Tensor &value) {
   const bool grad_mode = autograd::is_grad_enabled();
   if (grad_mode) check_in_place(*this, *impl_, value);
-  Tensor v = value.cast(dtype()).expand(shape());  // raises like torch when shapes do not broadcast
   // The tensor whose value changes: the base when this is a view.
   const ImplPtr target = impl_->view_base ? impl_->view_base : impl_;
+  check_no_partial_overlap(*impl_, target, value);
+  Tensor v = value.cast(dtype()).expand(shape());  // raises like torch when shapes do not broadcast
   const ViewReplay replay = impl_->view_base ? impl_->view_replay : nullptr;
   const Tensor old = TensorImpl::wrap(target);
   Tensor updated = v;

@@ -122,6 +122,27 @@ TEST(InPlace, AHeldValueReadInAnEarlierKernelKeepsItsBuffer) {
   }
 }
 
+// A copy from a view of the written tensor's own storage is refused where
+// torch's copy_ refuses it: both dense, and their memory partly overlaps
+// (intersecting ranges, or the same range with other strides). Cases and
+// verdicts as torch 1.13 gives them.
+TEST(InPlace, ACopyFromPartlyOverlappingMemoryRaisesAsInTorch) {
+  auto copy = [](Tensor dst, const Tensor &src) { dst.assign(src); };
+  Tensor b = iota({2, 2});
+  EXPECT_THROW(copy(b, b.slice(0, 1, 2)), Error);  // a row of itself, broadcast over it
+  Tensor c = iota({2, 2});
+  EXPECT_NO_THROW(copy(c, c));  // the same memory and strides
+  Tensor d = iota({2, 2});
+  EXPECT_NO_THROW(copy(d.slice(0, 0, 1), d.slice(0, 1, 2)));  // disjoint rows
+  Tensor e = iota({2, 3});
+  EXPECT_NO_THROW(copy(e.slice(1, 0, 1), e.slice(1, 1, 2)));  // strided columns: torch does not check
+  Tensor f = iota({4});
+  EXPECT_THROW(copy(f.slice(0, 0, 3), f.slice(0, 1, 4)), Error);  // shifted by one
+  Tensor g = iota({2, 2});
+  EXPECT_THROW(copy(g, g.permute({1, 0})), Error);  // the same range, transposed
+  EXPECT_EQ(d.to_host().get(0), 2.0);
+}
+
 // A state updated in place every step through a view (a parameter that is a
 // detached handle of another tensor, as `p.data = t` makes it) holds one step
 // of graph: the pending update is computed with the next realize, and the
