@@ -59,7 +59,10 @@ Tensor reduce(const Tensor &t, Op op, const Dims &axes, bool keepdim) {
   // still a new tensor, as torch's: never the input's own handle.
   const char *name = op == Op::Add ? "SumBackward" : op == Op::Mul ? "ProdBackward" : op == Op::Max ? "AmaxBackward" : "AminBackward";
   Tensor value = make_tensor(axes.empty() ? t.uop() : UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()}, uop::ReduceArg{op, axes}));
-  Tensor r = autograd::record(name, {t}, value, [op, x = autograd::Saved(t, "ReduceBackward")](const Tensor &g, const Tensor &out) {
+  // torch's sum keeps only its input's shape, so changing the input in place
+  // later is no error; prod, amax and amin save the input itself.
+  const bool saves_input = op != Op::Add;
+  Tensor r = autograd::record(name, {t}, value, [op, x = autograd::Saved(t, "ReduceBackward", saves_input)](const Tensor &g, const Tensor &out) {
     return Grads{reduce_backward(op, x.get(), g, out)};
   });
   if (op != Op::Add) autograd::saves_result(r);  // torch saves amax/amin/prod's result
