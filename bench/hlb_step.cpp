@@ -101,4 +101,24 @@ double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
   return value;
 }
 
+HlbBench make_hlb_bench(int64_t batch) {
+  HlbBench b;
+  b.net = make_hlb_net({64, 256, 512}, batch, 7);
+  Tensor::manual_seed(11);
+  b.x = Tensor::randn({batch, 3, 32, 32}).realize();
+  b.y = Tensor::randint(0, 10, {batch}).realize();
+  return b;
+}
+
+reference::HlbSpec HlbBench::torch_spec(int steps, int threads) const {
+  reference::HlbSpec spec;
+  spec.widths = net.widths;
+  for (auto &p : net.params) spec.params.push_back(p.to_host());
+  spec.x = x.to_host();
+  spec.y = y.to_host();
+  spec.steps = steps;
+  spec.threads = threads;
+  return spec;
+}
+
 }  // namespace loom::bench

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/tensor.h"
+#include "reference_hlb.h"  // reference/: the torch-free spec of the libtorch twin
 
 namespace loom::bench {
 
@@ -24,5 +25,14 @@ struct HlbNet {
 HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t seed);
 // One training step on (x, y); returns the loss (realized).
 double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y);
+
+// The benchmarks' setup: the 64/256/512 net (seed 7) and a batch of random
+// images and labels (seed 11), with the spec that runs the same in libtorch.
+struct HlbBench {
+  HlbNet net;
+  Tensor x, y;
+  reference::HlbSpec torch_spec(int steps, int threads) const;
+};
+HlbBench make_hlb_bench(int64_t batch);
 
 }  // namespace loom::bench

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
-#include "hlb_step.h"           // bench/: the loom side
+#include "hlb_step.h"  // bench/: the loom side
+#include "machine.h"
 #include "reference_hlb.h"  // reference/: the libtorch side
 
 namespace {
@@ -20,14 +20,6 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -35,27 +27,15 @@ int main(int argc, char **argv) {
   const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 16;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 3;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
-  const std::vector<int64_t> widths{64, 256, 512};
-  bench::HlbNet net = bench::make_hlb_net(widths, batch, 7);
-  Tensor::manual_seed(11);
-  Tensor x = Tensor::randn({batch, 3, 32, 32}).realize();
-  Tensor y = Tensor::randint(0, 10, {batch}).realize();
+  bench::HlbBench b = bench::make_hlb_bench(batch);
+  const reference::HlbResult torch = reference::train_hlb(b.torch_spec(steps, threads));
 
-  reference::HlbSpec spec;
-  spec.widths = widths;
-  for (auto &p : net.params) spec.params.push_back(p.to_host());
-  spec.x = x.to_host();
-  spec.y = y.to_host();
-  spec.steps = steps;
-  spec.threads = threads;
-  const reference::HlbResult torch = reference::train_hlb(spec);
-
-  std::printf("hlb-like step, batch %lld, widths 64/256/512, %s\n", static_cast<long long>(batch), cpu_model().c_str());
+  std::printf("hlb-like step, batch %lld, widths 64/256/512, %s\n", static_cast<long long>(batch), bench::cpu_model().c_str());
   std::vector<double> loom_ms;
   for (int s = 0; s < steps; ++s) {
     reset_run_stats();
     auto t0 = std::chrono::steady_clock::now();
-    const double loss = bench::hlb_step(net, x, y);
+    const double loss = bench::hlb_step(b.net, b.x, b.y);
     loom_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     const RunStats st = run_stats();
     std::printf("step %d: loss loom %.6f libtorch %.6f | loom %8.1f ms  libtorch %7.1f ms | kernels %lld "

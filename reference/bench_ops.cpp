@@ -1,5 +1,8 @@
 // The libtorch twin of bench/ops_main.cpp (see reference/reference_bench.h).
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <map>
 
 #include "reference_bench.h"
 #include "torch_ops.h"
@@ -25,6 +28,37 @@ std::vector<OpTiming> time_torch_ops(int runs, int threads) {
     out.push_back({"cumsum", median_ms(runs, [&] { (void)sq.cumsum(1); })});
     const at::Tensor million = at::randn({1 << 20});
     out.push_back({"sort", median_ms(runs, [&] { (void)million.sort(0); })});
+    return out;
+  });
+}
+
+std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<std::string> &names) {
+  return torch_call("time_torch_table", [&] {
+    if (threads > 0) at::set_num_threads(threads);
+    at::manual_seed(0);
+    const int64_t n = int64_t{1} << 24;
+    const at::Tensor a = at::randn({n}), b = at::randn({n}), c = at::randn({n}), sq = at::randn({4096, 4096});
+    const at::Tensor cx = at::randn({64, 64, 16, 16}), cw = at::randn({256, 64, 3, 3});
+    std::map<int64_t, std::pair<at::Tensor, at::Tensor>> mats;
+    for (int64_t m : {512, 1024, 2048}) mats[m] = {at::randn({m, m}), at::randn({m, m})};
+    const std::map<std::string, std::function<void()>> work{
+        {"chain", [&] { (void)at::sigmoid(at::exp(at::relu(a * b + c) * 0.5) - a); }},
+        {"neg", [&] { (void)a.neg(); }},
+        {"clone", [&] { (void)a.clone(); }},
+        {"sum_dim1", [&] { (void)sq.sum(1); }},
+        {"sum_dim0", [&] { (void)sq.sum(0); }},
+        {"matmul512", [&] { (void)at::matmul(mats[512].first, mats[512].second); }},
+        {"matmul1024", [&] { (void)at::matmul(mats[1024].first, mats[1024].second); }},
+        {"matmul2048", [&] { (void)at::matmul(mats[2048].first, mats[2048].second); }},
+        {"conv_fwd", [&] { (void)at::conv2d(cx, cw, {}, 1, 1); }},
+        {"conv_fwdbwd", [&] {
+           const at::Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
+           (void)torch::autograd::grad({at::conv2d(x, w, {}, 1, 1).sum()}, {x, w});
+         }},
+    };
+    std::vector<OpTiming> out;
+    for (const std::string &name : names)
+      if (auto it = work.find(name); it != work.end()) out.push_back({name, median_ms(runs, it->second)});
     return out;
   });
 }

@@ -37,3 +37,18 @@ struct OpTiming {
 std::vector<OpTiming> time_torch_ops(int runs, int threads);
 
 }  // namespace loom::reference
+
+namespace loom::reference {
+
+// The workloads of bench/table_main.cpp, timed in libtorch (the loom side
+// builds the same computation on the same shapes):
+//   "chain"       sigmoid(exp(relu(a*b+c)*0.5) - a), a, b, c of 2^24 float32
+//   "neg"         a.neg()                 "clone"   a.clone()
+//   "sum_dim1"    x.sum(1), x 4096^2      "sum_dim0" x.sum(0)
+//   "matmul512", "matmul1024", "matmul2048"   square float32 matmul
+//   "conv_fwd"    conv2d(x (64,64,16,16), w (256,64,3,3), padding 1)
+//   "conv_fwdbwd" the same, then the gradients of its sum for x and w
+// Unknown names are skipped.
+std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<std::string> &names);
+
+}  // namespace loom::reference

@@ -1,0 +1,189 @@
+// loom-bench-table: the CPU workloads of the optimizer work in loom and in
+// libtorch (same shapes, same process, libtorch at `threads` intra-op threads),
+// printed as one table.
+//   loom-bench-table [runs=3] [threads=2] [workload...]
+// With no workload names it runs all of them (hlb256 takes minutes). Times
+// are medians after one warm-up call (which compiles); "speed" is libtorch's
+// time over loom's (above 1: loom is faster), "target" the speed the
+// optimizer issue asks for. Rates are loom's: GB/s counts the bytes that must
+// move (inputs read once, output written once), GFLOP/s 2*M*N*K (conv: per
+// output element 2*C_in*9, times 3 for forward and both backward passes).
+// kernels and work are per call (work: ALU ops executed / ops the graph needs).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hlb_step.h"
+#include "index_ops.h"
+#include "loom/autograd.h"
+#include "loom/nn.h"
+#include "loom/tensor.h"
+#include "machine.h"
+#include "reference_bench.h"
+#include "reference_hlb.h"
+
+namespace {
+
+using namespace loom;
+
+struct Row {
+  std::string name;
+  double loom_ms = 0, torch_ms = 0;
+  double bytes = 0, flops = 0;  // what one call must move / compute (0: not reported)
+  double target = 0;            // speed asked for (0: none)
+  RunStats stats;               // of one warm call
+  std::string note;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Workload {
+  std::string name;
+  double bytes, flops, target;
+  std::function<void()> run;  // builds and realizes the result
+};
+
+// The hlb-like step at `batch`: loom's and libtorch's median step over `runs`
+// steps after the first, and what the first loom step compiled.
+Row hlb_row(int64_t batch, int runs, int threads) {
+  bench::HlbBench b = bench::make_hlb_bench(batch);
+  const reference::HlbResult torch = reference::train_hlb(b.torch_spec(runs + 1, threads));
+  Row row;
+  row.name = "hlb" + std::to_string(batch);
+  std::vector<double> ms;
+  int64_t compiled_later = 0;
+  for (int s = 0; s <= runs; ++s) {
+    reset_run_stats();
+    const auto t0 = std::chrono::steady_clock::now();
+    bench::hlb_step(b.net, b.x, b.y);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (s == 0) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "first step %.0f ms, compiled %lld kernels", ms[0],
+                    static_cast<long long>(run_stats().kernels_compiled));
+      row.note = buf;
+    } else {
+      compiled_later += run_stats().kernels_compiled;
+      row.stats = run_stats();
+    }
+  }
+  row.note += "; later steps compiled " + std::to_string(compiled_later);
+  row.loom_ms = median(std::vector<double>(ms.begin() + 1, ms.end()));
+  row.torch_ms = median(std::vector<double>(torch.step_ms.begin() + 1, torch.step_ms.end()));
+  row.target = 1;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  std::vector<std::string> wanted(argv + std::min(argc, 3), argv + argc);
+  auto want = [&](const std::string &n) { return wanted.empty() || std::find(wanted.begin(), wanted.end(), n) != wanted.end(); };
+
+  Tensor::manual_seed(0);
+  const int64_t n = int64_t{1} << 24;
+  const double mib64 = 4.0 * static_cast<double>(n);
+  Tensor a, b, c, sq, cx, cw;
+  std::map<int64_t, std::pair<Tensor, Tensor>> mats;
+  std::vector<Workload> work{
+      {"chain", 4 * mib64, 0, 8, [&] { ((a * b + c).relu() * 0.5).exp().sub(a).sigmoid().realize(); }},
+      {"neg", 2 * mib64, 0, 1, [&] { a.neg().realize(); }},
+      {"clone", 2 * mib64, 0, 1, [&] { a.mul(1.0).realize(); }},
+      {"sum_dim1", mib64, 0, 1, [&] { sq.sum({1}).realize(); }},
+      {"sum_dim0", mib64, 0, 1, [&] { sq.sum({0}).realize(); }},
+  };
+  for (int64_t m : {512, 1024, 2048})
+    work.push_back({"matmul" + std::to_string(m), 0, 2.0 * m * m * m, 0.5,
+                    [&, m] { mats[m].first.matmul(mats[m].second).realize(); }});
+  const double conv_flops = 2.0 * 64 * 256 * 16 * 16 * 64 * 9;
+  work.push_back({"conv_fwd", 0, conv_flops, 0.5, [&] { nn::conv2d(cx, cw, std::nullopt, 1, 1).realize(); }});
+  work.push_back({"conv_fwdbwd", 0, 3 * conv_flops, 0.5, [&] {
+                    Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
+                    auto g = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).sum()}, {x, w});
+                    realize_all(g);
+                  }});
+
+  std::vector<std::string> names;
+  for (auto &w : work)
+    if (want(w.name)) names.push_back(w.name);
+  std::map<std::string, double> torch_ms;
+  for (auto &t : reference::time_torch_table(runs, threads, names)) torch_ms[t.name] = t.ms;
+
+  std::printf("loom-bench-table: %s, %d runs, libtorch at %d threads\n", bench::cpu_model().c_str(), runs, threads);
+  const double copy_gbs = bench::copy_bandwidth_gbs(threads);
+  std::printf("memcpy between preallocated 64 MiB buffers, %d threads: %.1f GB/s (read + write)\n", threads, copy_gbs);
+  std::fflush(stdout);
+
+  std::vector<Row> rows;
+  a = Tensor::randn({n}).realize();
+  b = Tensor::randn({n}).realize();
+  c = Tensor::randn({n}).realize();
+  sq = Tensor::randn({4096, 4096}).realize();
+  cx = Tensor::randn({64, 64, 16, 16}).realize();
+  cw = Tensor::randn({256, 64, 3, 3}).realize();
+  for (int64_t m : {512, 1024, 2048})
+    if (want("matmul" + std::to_string(m))) mats[m] = {Tensor::randn({m, m}).realize(), Tensor::randn({m, m}).realize()};
+  for (auto &w : work) {
+    if (!want(w.name)) continue;
+    Row r;
+    r.name = w.name;
+    r.loom_ms = reference::median_ms(runs, w.run);
+    reset_run_stats();
+    w.run();
+    r.stats = run_stats();
+    r.torch_ms = torch_ms[w.name];
+    r.bytes = w.bytes;
+    r.flops = w.flops;
+    r.target = w.target;
+    if (w.name == "chain") {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.0f%% of memcpy bandwidth", 100 * w.bytes / (r.loom_ms * 1e6) / copy_gbs);
+      r.note = buf;
+    }
+    rows.push_back(r);
+  }
+  a = b = c = sq = cx = cw = Tensor();
+  mats.clear();
+  for (int64_t batch : {64, 256})
+    if (want("hlb" + std::to_string(batch))) rows.push_back(hlb_row(batch, runs, threads));
+  if (want("index")) {
+    std::map<std::string, double> t;
+    for (auto &o : reference::time_torch_ops(runs, threads)) t[o.name] = o.ms;
+    for (auto &[name, ms] : bench::time_loom_ops(runs)) {
+      Row r;
+      r.name = "index:" + name;
+      r.loom_ms = ms;
+      r.torch_ms = t[name];
+      r.target = name == "row_write" ? 1.0 / 3 : 0;
+      rows.push_back(r);
+    }
+  }
+
+  std::printf("\n| workload | loom ms | libtorch ms | speed | target | loom rate | kernels | work | note |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row &r : rows) {
+    char rate[32] = "", tgt[16] = "", kern[24] = "", wk[24] = "";
+    if (r.bytes > 0) std::snprintf(rate, sizeof rate, "%.1f GB/s", r.bytes / (r.loom_ms * 1e6));
+    if (r.flops > 0) std::snprintf(rate, sizeof rate, "%.1f GFLOP/s", r.flops / (r.loom_ms * 1e6));
+    if (r.target > 0)
+      std::snprintf(tgt, sizeof tgt, "%.2f %s", r.target, r.torch_ms / r.loom_ms >= r.target ? "met" : "MISS");
+    if (r.stats.kernels_run > 0) {
+      std::snprintf(kern, sizeof kern, "%lld", static_cast<long long>(r.stats.kernels_run));
+      std::snprintf(wk, sizeof wk, "%.3f",
+                    static_cast<double>(r.stats.work) / static_cast<double>(std::max<int64_t>(1, r.stats.work_needed)));
+    }
+    std::printf("| %s | %.3f | %.3f | %.2fx | %s | %s | %s | %s | %s |\n", r.name.c_str(), r.loom_ms, r.torch_ms,
+                r.torch_ms / r.loom_ms, tgt, rate, kern, wk, r.note.c_str());
+  }
+  return 0;
+}
