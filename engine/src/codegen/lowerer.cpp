@@ -1,7 +1,6 @@
 #include "codegen/lowerer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "codegen/indexing.h"
@@ -132,64 +131,29 @@ class Lowerer {
   std::vector<UOpRef> keep_;
 };
 
-}  // namespace
-
-namespace {
-
-constexpr int64_t kUnrollBytes = 32;
-constexpr int64_t kReduceUpcast = 8;
-
-bool no_opt() {
-  static const bool off = [] {
-    const char *e = std::getenv("LOOM_NOOPT");
-    return e && std::atoi(e) != 0;
-  }();
-  return off;
-}
-
-// The output axis one loop iteration computes several elements of, and how
-// many: an elementwise kernel (no reduction, scan or sort) runs its innermost
-// axis in groups of consecutive elements filling 32 bytes, which the C
-// compiler packs into vector loads and stores; a kernel with one reduction
-// (`upcast_reduce`) computes kReduceUpcast elements of its innermost axis that
-// group divides, each with its own accumulator over one shared loop nest
-// (independent chains instead of one, and loads that do not depend on that
-// axis made once for all). {-1, 1}: none. LOOM_NOOPT=1 turns both off.
-std::pair<int64_t, int64_t> upcast(const UOpRef &value, DType out, const Shape &shape, bool upcast_reduce) {
-  const std::pair<int64_t, int64_t> none{-1, 1};
-  if (shape.empty() || no_opt()) return none;
-  int64_t reduces = 0;
-  for (auto &x : uop::toposort(value)) {
-    if (x->op == Op::Scan || x->op == Op::Sort) return none;
-    reduces += x->op == Op::ReduceAxis;
-  }
-  if (reduces == 0) {
-    const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(out)), n = shape.back();
-    if (u < 2 || n < u || n % u != 0) return none;
-    return {static_cast<int64_t>(shape.size()) - 1, u};
-  }
-  if (reduces > 1 || !upcast_reduce) return none;
-  for (size_t d = shape.size(); d-- > 0;)
-    if (shape[d] >= kReduceUpcast && shape[d] % kReduceUpcast == 0) return {static_cast<int64_t>(d), kReduceUpcast};
-  return none;
-}
-
-// Output loop variables for `shape`, axis `axis` counting groups of `unroll`
-// elements; returns the index of each element of a group.
-std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, std::pair<int64_t, int64_t> up,
+// Output loop variables for `shape`, each upcast axis counting groups of its
+// amount; returns the index of each element of a group, the innermost upcast
+// axis varying fastest.
+std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, const Upcast &up,
                                                 std::vector<UOpRef> &out_ranges) {
-  const auto [axis, unroll] = up;
   std::vector<UOpRef> idx;
   for (size_t d = 0; d < shape.size(); d++) {
-    idx.push_back(l.range(static_cast<int64_t>(d) == axis ? shape[d] / unroll : shape[d]));
+    int64_t n = shape[d];
+    for (auto [axis, amount] : up)
+      if (axis == static_cast<int64_t>(d)) n /= amount;
+    idx.push_back(l.range(n));
     if (idx.back()->op == Op::Range) out_ranges.push_back(idx.back());
   }
-  if (unroll == 1) return {idx};
-  std::vector<std::vector<UOpRef>> group;
-  const UOpRef outer = idx[static_cast<size_t>(axis)];
-  for (int64_t k = 0; k < unroll; k++) {
-    idx[static_cast<size_t>(axis)] = uop::simplify(outer * unroll + k);
-    group.push_back(idx);
+  std::vector<std::vector<UOpRef>> group{idx};
+  for (auto [axis, amount] : up) {
+    std::vector<std::vector<UOpRef>> next;
+    const UOpRef outer = idx[static_cast<size_t>(axis)];
+    for (auto &g : group)
+      for (int64_t k = 0; k < amount; k++) {
+        next.push_back(g);
+        next.back()[static_cast<size_t>(axis)] = uop::simplify(outer * amount + k);
+      }
+    group = std::move(next);
   }
   return group;
 }
@@ -198,13 +162,11 @@ std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, 
 // view gives (the index supplying one coordinate), skipped where the address
 // is invalid; `acc` combines with the stored element. Runs serially, so
 // duplicate addresses combine in order, deterministically.
-LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
+LoweredKernel lower_write(Lowerer &l, const UOpRef &store, const Upcast &up) {
   const auto &w = store->arg_as<uop::WriteArg>();
   const UOpRef &out = store->src[0];
   const Shape &shape = uop::shape_of(store->src[1]);
   LoweredKernel k;
-  const bool plain = w.axis < 0 && w.acc == Op::Sink;
-  const auto up = plain ? upcast(store->src[1], out->dtype, shape, false) : std::pair<int64_t, int64_t>{-1, 1};
   const UOpRef yes = UOp::const_int(1, DType::Bool);
   std::vector<UOpRef> stores;
   for (auto &idx : output_indices(l, shape, up, k.out_ranges)) {
@@ -236,15 +198,30 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store) {
 
 }  // namespace
 
-LoweredKernel lower(const UOpRef &ast) {
+std::vector<int64_t> loads_independent_of(const UOpRef &value, const Shape &shape) {
+  Lowerer l;
+  std::vector<UOpRef> idx;
+  for (int64_t n : shape) idx.push_back(l.range(n));
+  const UOpRef v = l.eval(value, idx, UOp::const_int(1, DType::Bool));
+  std::vector<int64_t> count(shape.size(), 0);
+  for (auto &u : uop::toposort(v)) {
+    if (u->op != Op::Load) continue;
+    std::vector<bool> uses(shape.size(), false);
+    for (auto &x : uop::toposort(u->src[1]))
+      for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || x == idx[d];
+    for (size_t d = 0; d < shape.size(); d++) count[d] += !uses[d];
+  }
+  return count;
+}
+
+LoweredKernel lower(const UOpRef &ast, const Upcast &up) {
   const UOpRef &store = ast->src[0];
   Lowerer l;
-  if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store);
+  if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
   const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
-  const auto up = upcast(store->src[1], store->src[0]->dtype, shape, true);
   auto group = output_indices(l, shape, up, k.out_ranges);
-  if (up.second > 1) {
+  if (!up.empty()) {
     l.share_reduce_ranges = true;
     std::vector<UOpRef> stores;
     for (auto &idx : group)

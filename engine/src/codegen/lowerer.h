@@ -15,12 +15,18 @@ struct LoweredKernel {
   bool serial = false;             // stores may collide: never split across threads
 };
 
-// Elementwise kernels (no reduction or scan; a write without an index or an
-// accumulation) run their innermost output axis in groups of consecutive
-// elements filling 32 bytes, one store per element, which the C compiler
-// packs into vector loads and stores. A kernel with one reduction computes a
-// group of 8 elements of an output axis per iteration, their reductions over
-// one shared loop nest. LOOM_NOOPT=1: neither.
-LoweredKernel lower(const UOpRef &ast);
+// Output axes one loop iteration computes several elements of: (axis, how
+// many), outermost first (the optimize pass chooses them).
+using Upcast = std::vector<std::pair<int64_t, int64_t>>;
+
+// Each upcast axis counts groups of its amount; an iteration computes every
+// element of the group (the innermost upcast axis varying fastest), one store
+// each, and a reduction's elements share one loop nest, each with its own
+// accumulator, reducing in the same order as without the upcast.
+LoweredKernel lower(const UOpRef &ast, const Upcast &up = {});
+
+// For each axis of `shape` (the output of `value`, a kernel's stored value),
+// how many of the value's loads do not depend on it.
+std::vector<int64_t> loads_independent_of(const UOpRef &value, const Shape &shape);
 
 }  // namespace loom::codegen

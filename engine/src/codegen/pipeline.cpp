@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "codegen/optimize.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -12,6 +13,14 @@ using uop::Op;
 using uop::UOp;
 
 namespace {
+
+bool no_opt() {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_NOOPT");
+    return e && std::atoi(e) != 0;
+  }();
+  return off;
+}
 
 bool dump_passes() {
   static const bool on = [] {
@@ -44,7 +53,9 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  LoweredKernel lowered = lower(ast);
+  const Upcast up = no_opt() ? Upcast{} : optimize(ast);
+  log_pass(name, "optimize", upcast_str(up));
+  LoweredKernel lowered = lower(ast, up);
   log_pass(name, "lower", lowered.sink->str());
   Program p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", program_str(p));

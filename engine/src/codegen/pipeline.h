@@ -1,5 +1,7 @@
 // The codegen driver: runs the named passes over one kernel AST, in order,
 // like a script. LOOM_DEBUG=4 prints the program after each pass.
+//   optimize   which output axes an iteration computes several elements of
+//              (upcast groups and tiles); skipped under LOOM_NOOPT=1
 //   lower      views -> index expressions over loop variables (RANGE, LOAD,
 //              ALU, REDUCE, STORE); index arithmetic simplified as it is built
 //   linearize  execution order with explicit loops and accumulators

@@ -192,21 +192,31 @@ TEST(Work, IndexSelectIsOneIndexedLoadPerElement) {
       ASSERT_EQ(got.get(i * 64 + j), hx.get(static_cast<int64_t>(hp.get(i)) * 64 + j)) << i << ", " << j;
 }
 
-// A kernel with one reduction computes eight elements of an output axis per
-// iteration, one accumulator each over a shared loop nest (LOOM_NOOPT=1: one).
-// Each element still sums in the same order, so the values are the plain
-// loop's, bit for bit.
-TEST(Codegen, AReductionComputesAGroupOfOutputsOverOneLoopNest) {
-  Tensor::manual_seed(11);
-  Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
-  Tensor c = a.matmul(b);
-  const std::vector<engine::RenderedKernel> ks = engine::render({c.uop()});
-  ASSERT_EQ(ks.size(), 1u);
+size_t count_accumulators(const Tensor &t) {
+  const std::vector<engine::RenderedKernel> ks = engine::render({t.uop()});
+  EXPECT_EQ(ks.size(), 1u);
   size_t accs = 0;
   for (size_t at = ks[0].linear.find("DEFINE_ACC"); at != std::string::npos; at = ks[0].linear.find("DEFINE_ACC", at + 1))
     accs++;
-  const char *noopt = std::getenv("LOOM_NOOPT");
-  EXPECT_EQ(accs, noopt && std::atoi(noopt) ? 1u : 8u) << ks[0].linear;
+  return accs;
+}
+
+bool no_opt() {
+  const char *e = std::getenv("LOOM_NOOPT");
+  return e && std::atoi(e) != 0;
+}
+
+// A kernel with one reduction computes a tile of outputs per iteration, one
+// accumulator each over a shared loop nest (LOOM_NOOPT=1: one): eight elements
+// of the innermost output axis, and eight of another axis along which a load
+// is reused (a matmul's 8x8 tile: A's element serves a row of the tile, B's a
+// column). Each element still sums in the same order, so the values are the
+// plain loop's, bit for bit.
+TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
+  Tensor::manual_seed(11);
+  Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
+  Tensor c = a.matmul(b);
+  EXPECT_EQ(count_accumulators(c), no_opt() ? 1u : 64u);
   const HostTensor ha = a.to_host(), hb = b.to_host(), hc = c.to_host();
   for (int64_t i = 0; i < 16; ++i)
     for (int64_t j = 0; j < 16; ++j) {
@@ -215,6 +225,48 @@ TEST(Codegen, AReductionComputesAGroupOfOutputsOverOneLoopNest) {
         acc = acc + static_cast<float>(ha.get(i * 12 + k)) * static_cast<float>(hb.get(k * 16 + j));
       ASSERT_EQ(static_cast<float>(hc.get(i * 16 + j)), acc) << i << ", " << j;
     }
+}
+
+// Along an axis every load depends on, a second upcast would reuse nothing:
+// a row sum of a (16, 16, 12) tensor gets the eight accumulators of its
+// innermost output axis only. A sum over the outer axis of (4, 64), whose
+// output has no other axis, runs 64 columns (eight vectors) per iteration.
+TEST(Codegen, ATileGrowsOnlyAlongAnAxisWithReusedLoads) {
+  Tensor::manual_seed(12);
+  Tensor x = Tensor::randn({16, 16, 12}).realize();
+  EXPECT_EQ(count_accumulators(x.sum({2})), no_opt() ? 1u : 8u);
+  Tensor y = Tensor::randn({4, 64}).realize();
+  Tensor col = y.sum({0});
+  EXPECT_EQ(count_accumulators(col), no_opt() ? 1u : 64u);
+  const HostTensor hy = y.to_host(), hc = col.to_host();
+  for (int64_t j = 0; j < 64; ++j) {
+    float acc = 0;
+    for (int64_t i = 0; i < 4; ++i) acc = acc + static_cast<float>(hy.get(i * 64 + j));
+    ASSERT_EQ(static_cast<float>(hc.get(j)), acc) << j;
+  }
+}
+
+// exp on float runs the C prelude's branch-free polynomial (so an unrolled
+// group vectorizes). Across the whole range, subnormal results, overflow and
+// the special values, it stays within one float ulp of the exact result.
+TEST(Codegen, FloatExpIsWithinOneUlpOfTheExactValue) {
+  const int64_t n = int64_t{1} << 20;
+  const std::vector<float> special{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -87.33655f,
+                                   -103.9720f, -103.9730f, 1e-30f, -1e-30f, 0.34657359f, -0.34657359f, 700.0f, -700.0f};
+  HostTensor h = HostTensor::contiguous(DType::Float32, {n + 16});
+  for (int64_t i = 0; i < n; ++i) h.set(i, -110.0 + 200.0 * static_cast<double>(i) / static_cast<double>(n));
+  for (size_t i = 0; i < special.size(); ++i) h.set(n + static_cast<int64_t>(i), special[i]);
+  const HostTensor got = Tensor::from_host(h).exp().to_host();
+  for (int64_t i = 0; i < n + 16; ++i) {
+    const float x = static_cast<float>(h.get(i)), g = static_cast<float>(got.get(i));
+    const double exact = std::exp(static_cast<double>(x));
+    if (std::isnan(x)) {
+      ASSERT_TRUE(std::isnan(g)) << "exp(nan)";
+      continue;
+    }
+    const float lo = std::nextafter(static_cast<float>(exact), -INFINITY), hi = std::nextafter(static_cast<float>(exact), INFINITY);
+    ASSERT_TRUE(g >= lo && g <= hi) << "exp(" << x << ") = " << g << ", exact " << exact;
+  }
 }
 
 }  // namespace

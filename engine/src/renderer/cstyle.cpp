@@ -176,7 +176,9 @@ const R::Table &R::expression_rules() {
          return is_float(u->dtype) ? std::string(u->dtype == DType::Float64 ? "fabs(" : "fabsf(") + x + ")"
                                    : r.wrapped(u->dtype, "(" + x + " < 0 ? -" + x + " : " + x + ")");
        }},
-      {Op::Exp, [](R &r, const UOpRef &u) { return math(r, u, "exp"); }},
+      {Op::Exp, [](R &r, const UOpRef &u) {  // float: the prelude's vectorizable exp
+         return u->dtype == DType::Float64 ? math(r, u, "exp") : r.rounded(u->dtype, "loom_expf(" + r.operand(u, 0) + ")");
+       }},
       {Op::Log, [](R &r, const UOpRef &u) { return math(r, u, "log"); }},
       {Op::Sqrt, [](R &r, const UOpRef &u) { return math(r, u, "sqrt"); }},
       {Op::Floor, [](R &r, const UOpRef &u) { return math(r, u, "floor"); }},
