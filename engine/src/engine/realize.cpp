@@ -1,5 +1,6 @@
 #include "engine/realize.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +8,8 @@
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "codegen/pipeline.h"
 #include "renderer/c_renderer.h"
@@ -38,14 +41,21 @@ struct Kernel {
   uop::UOpRef ast;  // keeps the interned key alive
   codegen::Program program;
   std::shared_ptr<const runtime::Program> compiled;
+  uint64_t last_use = 0;
 };
 
 // The process-wide kernel cache, keyed by the interned AST: an identical
 // kernel in any schedule is compiled once (and found on disk by later
-// processes). Bounded by the number of distinct kernels.
+// processes). Each loaded kernel holds a shared object and its memory
+// mappings (the kernel limits a process's mappings, vm.max_map_count), so at
+// most `limit` kernels stay loaded: past it, the least recently used quarter
+// is unloaded (a kernel a running schedule holds stays alive until it ends)
+// and reloads from disk when it is next needed.
 struct KernelCache {
   std::mutex mu;
   std::unordered_map<const uop::UOp *, std::shared_ptr<Kernel>> map;
+  size_t limit = 2048;
+  uint64_t clock = 0;  // ticks once per lookup; Kernel::last_use is the tick of its latest
 };
 KernelCache &kernel_cache() {
   static auto *c = new KernelCache();
@@ -65,6 +75,18 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   return k;
 }
 
+// Past the limit, unloads the least recently used kernels down to 3/4 of it,
+// never one used after tick `before` (the schedule being run).
+void evict_least_recent(KernelCache &cache, uint64_t before) {
+  if (cache.map.size() <= cache.limit) return;
+  std::vector<std::pair<uint64_t, const uop::UOp *>> uses;
+  for (auto &[key, k] : cache.map)
+    if (k->last_use <= before) uses.push_back({k->last_use, key});
+  const size_t excess = cache.map.size() - cache.limit * 3 / 4, n = std::min(excess, uses.size());
+  std::nth_element(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(n), uses.end());
+  for (size_t i = 0; i < n; ++i) cache.map.erase(uses[i].second);
+}
+
 // The kernels of a schedule, from the cache or compiled now (misses in parallel).
 std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched) {
   auto &cache = kernel_cache();
@@ -81,6 +103,7 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
       if (debug_level() >= 3) std::cerr << source;
       sources.push_back({slot->program.name, renderer::c_prelude() + source});
     }
+    slot->last_use = ++cache.clock;
     out.push_back(slot);
   }
   if (!fresh.empty()) {
@@ -96,6 +119,7 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
     stats().kernels_compiled += cs.compiled;
     stats().cache_healed += cs.cache_healed;
   }
+  evict_least_recent(cache, cache.clock - sched.items.size());
   return out;
 }
 
@@ -128,6 +152,10 @@ size_t cached_kernels() {
 void clear_kernel_cache() {
   std::lock_guard<std::mutex> l(kernel_cache().mu);
   kernel_cache().map.clear();
+}
+size_t set_kernel_cache_limit(size_t limit) {
+  std::lock_guard<std::mutex> l(kernel_cache().mu);
+  return std::exchange(kernel_cache().limit, std::max<size_t>(1, limit));
 }
 
 MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load()}; }

@@ -46,6 +46,9 @@ std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs);
 // The process-wide kernel cache (one entry per distinct kernel AST).
 size_t cached_kernels();
 void clear_kernel_cache();  // later realizes reload kernels from the disk cache
+// How many kernels stay loaded (default 2048; past it the least recently used
+// are unloaded and reload from disk when needed). Returns the previous limit.
+size_t set_kernel_cache_limit(size_t limit);
 MemoryStats memory_stats();
 
 // Device memory behind a buffer: allocated (zero-filled) on first use.

@@ -54,6 +54,23 @@ void expect_rebuilt_after(const std::function<void(const std::string &)> &damage
   EXPECT_TRUE(fs::exists(so));
 }
 
+// A long-running process that meets many distinct kernels keeps only the
+// most recently used loaded (each holds a shared object's mappings); an
+// unloaded one comes back from the disk cache without compiling.
+TEST(KernelCache, KeepsAtMostItsLimitLoadedAndReloadsEvictedKernelsFromDisk) {
+  const size_t before = engine::set_kernel_cache_limit(4);
+  std::vector<double> constants;
+  for (int i = 0; i < 12; ++i) {
+    constants.push_back(fresh_constant());
+    realize_kernel(constants.back());
+    EXPECT_LE(engine::cached_kernels(), 4u) << "after kernel " << i;
+  }
+  reset_run_stats();
+  realize_kernel(constants[0]);  // evicted long ago
+  EXPECT_EQ(run_stats().kernels_compiled, 0);
+  engine::set_kernel_cache_limit(before);
+}
+
 TEST(KernelCache, TruncatedEntryIsDeletedAndRebuilt) {
   expect_rebuilt_after([](const std::string &so) { fs::resize_file(so, fs::file_size(so) / 3); });
 }
