@@ -6,7 +6,8 @@
 #                                   op's forward (OpProperty) and backward
 #                                   (GradProperty) conformance property with
 #                                   RC_PARAMS max_success=$LOOM_SANITIZE_CASES
-#                                   (default 4) instead of 100
+#                                   (default 4) instead of 100, the properties
+#                                   with LOOM_NOOPT=1 (plain loop nests)
 #   ci/sanitize.sh --build TARGET.. only configure and build those (g++)
 #   ci/sanitize.sh --fuzzers TARGET.. clang build of the libFuzzer harnesses
 #                                   in $LOOM_LIBFUZZER_DIR (build-libfuzzer);
@@ -69,7 +70,10 @@ export LSAN_OPTIONS=suppressions=$root/ci/lsan.supp:print_suppressions=0
 export RC_PARAMS="seed=20261122 max_success=${LOOM_SANITIZE_CASES:-4}"
 status=0
 "$dir/engine/loom_engine_tests" --gtest_brief=1 || status=1
-"$dir/conformance/loom_conformance" --gtest_brief=1 \
+# The properties run with the kernel optimizations off (LOOM_NOOPT=1): the
+# main ctest run covers the optimized kernels, this one the plain loop nests,
+# so every op's forward and backward is checked against libtorch in both.
+LOOM_NOOPT=1 "$dir/conformance/loom_conformance" --gtest_brief=1 \
   --gtest_filter='Ops/OpProperty.*:Ops/GradProperty.*' || status=1
 echo "sanitize: wall time $((SECONDS - start)) s"
 exit "$status"

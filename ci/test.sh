@@ -22,8 +22,9 @@ ci/check_layering.sh || status=$?
 export RC_PARAMS=${RC_PARAMS:-seed=20261122}
 ctest --test-dir "$build_dir" --output-on-failure -j2 || status=$?
 # The sanitizer run: ASan + UBSan + LSan over the engine unit tests and every
-# op's forward and backward property (4 cases each), in build-asan; about 9
-# minutes cold on 2 cores, most of it the build (ci/sanitize.sh).
+# op's forward and backward property (4 cases each, kernel optimizations off:
+# LOOM_NOOPT=1), in build-asan; about 9 minutes cold on 2 cores, most of it
+# the build (ci/sanitize.sh).
 ci/sanitize.sh || status=$?
 if [[ -f "$build_dir/conformance/coverage.md" ]]; then
   grep -m1 -o 'coverage: [^*]*' "$build_dir/conformance/coverage.md" || true

@@ -1,6 +1,7 @@
 // One RapidCheck property per op-table entry: random shapes (0-d, size-0 and
 // size-1 dims, up to 6-d), every supported dtype, random layouts per input,
-// random attrs; values, shape and dtype must match libtorch.
+// random attrs; values, shape and dtype must match libtorch. Also forward and
+// backward on larger shapes that the kernel optimizations tile.
 #include <gtest/gtest.h>
 
 #include "harness.h"
@@ -75,13 +76,30 @@ std::vector<DType> float_dtypes(const OpEntry &op) {
   return out;
 }
 
-CaseSpec random_spec(const OpEntry &op, const std::vector<DType> &dtypes) {
+// Shapes whose dims are multiples of 8, 16 or 64, beside small ones: where the
+// optimize pass (codegen/optimize.h) computes tiles of a reduction's outputs
+// and 64-byte groups of elementwise ones, which the small shapes of the other
+// properties rarely reach.
+Shape tiled_shape(const OpEntry &op) {
+  static const std::vector<Shape> shapes{{64},        {8, 8},     {16, 16},   {8, 64},  {3, 64},  {64, 3},
+                                         {2, 8, 16},  {16, 3, 8}, {8, 8, 8},  {2, 3, 16}, {4, 128}, {16, 2, 2, 8}};
+  // An entry that lowered max_numel below the default (products that must stay
+  // representable, costly ops) keeps its limit; the others go to 16 times it.
+  const int64_t limit = op.max_numel < OpEntry().max_numel ? op.max_numel : op.max_numel * 16;
+  return clamp_numel(shapes[*uniform_in<size_t>(0, shapes.size()).as("tiled shape index")], limit);
+}
+
+CaseSpec random_spec(const OpEntry &op, const std::vector<DType> &dtypes, bool tiled = false) {
   CaseSpec spec;
   spec.op = &op;
   spec.dtype = dtypes[*uniform_in<size_t>(0, dtypes.size()).as("dtype index")];
-  const int rank = *uniform_in<int>(0, 5).as("rank");
-  const auto dims = *rc::gen::container<std::vector<int64_t>>(static_cast<size_t>(rank), gen_dim()).as("dims");
-  spec.shape = clamp_numel(Shape(dims.begin(), dims.end()), std::min<int64_t>(op.max_numel, 24));
+  if (tiled) {
+    spec.shape = tiled_shape(op);
+  } else {
+    const int rank = *uniform_in<int>(0, 5).as("rank");
+    const auto dims = *rc::gen::container<std::vector<int64_t>>(static_cast<size_t>(rank), gen_dim()).as("dims");
+    spec.shape = clamp_numel(Shape(dims.begin(), dims.end()), std::min<int64_t>(op.max_numel, 24));
+  }
   const auto layouts = *rc::gen::container<std::vector<size_t>>(
                             static_cast<size_t>(op.arity), uniform_in<size_t>(0, std::size(kAllLayouts)))
                             .as("layout indices");
@@ -112,6 +130,35 @@ TEST_P(GradProperty, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, GradProperty, ::testing::ValuesIn(differentiable_op_names(false)),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+// Forward and backward on tiled_shape's shapes, a tenth as many cases.
+constexpr double kTiledCaseFraction = 0.1;
+
+class TiledProperty : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TiledProperty, ForwardMatchesTorch) {
+  const OpEntry &op = *find_op(GetParam());
+  rc_check([&op] {
+    shrink_guard();
+    settle(run_case(random_spec(op, op.dtypes, true)));
+  }, kTiledCaseFraction);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, TiledProperty, ::testing::ValuesIn(op_names()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+class TiledGradProperty : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TiledGradProperty, MatchesTorch) {
+  const OpEntry &op = *find_op(GetParam());
+  rc_check([&op] {
+    shrink_guard();
+    settle(run_grad_case(random_spec(op, float_dtypes(op), true)));
+  }, kTiledCaseFraction * kGradCaseFraction);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, TiledGradProperty, ::testing::ValuesIn(differentiable_op_names(false)),
                          [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 // Float64 directional finite differences against the engine's own gradient:
