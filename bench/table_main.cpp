@@ -59,23 +59,18 @@ Row hlb_row(int64_t batch, int runs, int threads) {
   Row row;
   row.name = "hlb" + std::to_string(batch);
   std::vector<double> ms;
-  int64_t compiled_later = 0;
+  std::string compiled;
   for (int s = 0; s <= runs; ++s) {
     reset_run_stats();
     const auto t0 = std::chrono::steady_clock::now();
     bench::hlb_step(b.net, b.x, b.y);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (s == 0) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "first step %.0f ms, compiled %lld kernels", ms[0],
-                    static_cast<long long>(run_stats().kernels_compiled));
-      row.note = buf;
-    } else {
-      compiled_later += run_stats().kernels_compiled;
-      row.stats = run_stats();
-    }
+    compiled += (s ? ", " : "") + std::to_string(run_stats().kernels_compiled);
+    row.stats = run_stats();
   }
-  row.note += "; later steps compiled " + std::to_string(compiled_later);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "first step %.0f ms; kernels compiled per step: ", ms[0]);
+  row.note = buf + compiled;
   row.loom_ms = median(std::vector<double>(ms.begin() + 1, ms.end()));
   row.torch_ms = median(std::vector<double>(torch.step_ms.begin() + 1, torch.step_ms.end()));
   row.target = 1;

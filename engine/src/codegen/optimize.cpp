@@ -8,6 +8,7 @@
 namespace loom::codegen {
 
 using uop::Op;
+using uop::UOp;
 
 namespace {
 
@@ -20,7 +21,7 @@ constexpr int64_t kReduceUpcast = 8, kReduceUpcast2 = 8;
 // operand), elements of that axis too: accumulators over one shared loop nest
 // (independent chains instead of one, and each load made once for the
 // elements it serves).
-Upcast reduce_tile(const UOpRef &value, const Shape &shape) {
+Upcast reduce_tile(const UOpRef &value, const Shape &shape, const UOp &reduce) {
   Upcast up;
   for (size_t d = shape.size(); d-- > 0 && up.empty();)
     if (shape[d] >= kReduceUpcast && shape[d] % kReduceUpcast == 0) up.push_back({static_cast<int64_t>(d), kReduceUpcast});
@@ -39,9 +40,13 @@ Upcast reduce_tile(const UOpRef &value, const Shape &shape) {
         (best < 0 || reuse[d] > reuse[static_cast<size_t>(best)]))
       best = static_cast<int64_t>(d);
   if (best >= 0) up.insert(best < up[0].first ? up.begin() : up.end(), {best, amount});
-  // No axis to reuse loads along (a sum over an outer axis): as many vector
-  // accumulators along the innermost axis instead.
-  else if (innermost && shape[static_cast<size_t>(up[0].first)] % (kReduceUpcast * amount) == 0)
+  // No axis to reuse loads along, and the tiled axis is the reduced input's
+  // innermost (a sum over an outer axis, its loads consecutive along the
+  // tile): as many vector accumulators along it instead. (Where the reduction
+  // runs along the innermost input axis, each element of a wider tile would
+  // stream its own row.)
+  else if (innermost && up[0].first + 1 == static_cast<int64_t>(uop::shape_of(reduce.src[0]).size()) &&
+           shape[static_cast<size_t>(up[0].first)] % (kReduceUpcast * amount) == 0)
     up[0].second = kReduceUpcast * amount;
   return up;
 }
@@ -56,9 +61,13 @@ Upcast optimize(const UOpRef &ast) {
   const Shape &shape = write ? uop::shape_of(value) : store->arg_as<shape::ShapeTracker>().shape();
   if (shape.empty()) return {};
   int64_t reduces = 0;
+  UOpRef reduce;
   for (auto &x : uop::toposort(value)) {
     if (x->op == Op::Scan || x->op == Op::Sort) return {};
-    reduces += x->op == Op::ReduceAxis;
+    if (x->op == Op::ReduceAxis) {
+      reduces++;
+      reduce = x;
+    }
   }
   if (reduces == 0) {
     const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(store->src[0]->dtype)), n = shape.back();
@@ -66,7 +75,7 @@ Upcast optimize(const UOpRef &ast) {
     return {{static_cast<int64_t>(shape.size()) - 1, u}};
   }
   if (reduces > 1 || write) return {};
-  return reduce_tile(value, shape);
+  return reduce_tile(value, shape, *reduce);
 }
 
 std::string upcast_str(const Upcast &up) {

@@ -13,8 +13,9 @@ namespace loom::codegen {
 // stores. A kernel with one reduction computes a tile of outputs per
 // iteration, their reductions over one shared loop nest: 8 along the innermost
 // output axis that 8 divides, times 8 (4 when that axis is not the innermost)
-// along the axis whose loads the tile reuses most, or 64 along the innermost
-// axis alone when no axis has reused loads. Each element reduces in the same
+// along the axis whose loads the tile reuses most, or, when no axis has
+// reused loads, 64 along the innermost axis alone if it is also the reduced
+// input's innermost (consecutive loads). Each element reduces in the same
 // order as in the plain loop nest. Empty: the plain loop nest.
 Upcast optimize(const UOpRef &ast);
 
