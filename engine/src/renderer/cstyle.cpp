@@ -164,8 +164,12 @@ const R::Table &R::expression_rules() {
          const std::string x = r.operand(u, 0);
          if (d == DType::Bool) return "(" + x + " != 0)";
          if (is_half(d)) return r.rounded(d, "(float)" + x);
-         if (!is_float(d) && is_float(from))  // float -> int goes through int64 like torch's conversion
-           return "(" + std::string(r.reg_type(d)) + ")(int64_t)" + x;
+         // float -> int as torch's CPU conversion: uint8 and int64 through int64,
+         // int8, int16 and int32 through int32 (x86's conversion: out of
+         // range or NaN gives the most negative value, then the low bits)
+         if (!is_float(d) && is_float(from))
+           return "(" + std::string(r.reg_type(d)) + ")(" + (d == DType::UInt8 || d == DType::Int64 ? "int64_t" : "int32_t") +
+                  ")" + x;
          return "(" + std::string(r.reg_type(d)) + ")" + x;
        }},
       {Op::Neg, [](R &r, const UOpRef &u) {
