@@ -198,20 +198,20 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store, const Upcast &up) {
 
 }  // namespace
 
-std::vector<int64_t> loads_independent_of(const UOpRef &value, const Shape &shape) {
+std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;
   for (int64_t n : shape) idx.push_back(l.range(n));
   const UOpRef v = l.eval(value, idx, UOp::const_int(1, DType::Bool));
-  std::vector<int64_t> count(shape.size(), 0);
+  std::vector<std::vector<bool>> out;
   for (auto &u : uop::toposort(v)) {
     if (u->op != Op::Load) continue;
     std::vector<bool> uses(shape.size(), false);
     for (auto &x : uop::toposort(u->src[1]))
-      for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || x == idx[d];
-    for (size_t d = 0; d < shape.size(); d++) count[d] += !uses[d];
+      for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || (x == idx[d] && x->op == Op::Range);
+    out.push_back(uses);
   }
-  return count;
+  return out;
 }
 
 LoweredKernel lower(const UOpRef &ast, const Upcast &up) {

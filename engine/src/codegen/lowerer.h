@@ -25,8 +25,8 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // accumulator, reducing in the same order as without the upcast.
 LoweredKernel lower(const UOpRef &ast, const Upcast &up = {});
 
-// For each axis of `shape` (the output of `value`, a kernel's stored value),
-// how many of the value's loads do not depend on it.
-std::vector<int64_t> loads_independent_of(const UOpRef &value, const Shape &shape);
+// For each load of `value` (a kernel's stored value, output shape `shape`),
+// which output axes its address depends on.
+std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape);
 
 }  // namespace loom::codegen

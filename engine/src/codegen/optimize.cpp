@@ -14,41 +14,82 @@ namespace {
 
 constexpr int64_t kUnrollBytes = 64;
 constexpr int64_t kReduceUpcast = 8, kReduceUpcast2 = 8;
+constexpr int64_t kSmallAxis = 4, kMaxScalarAccumulators = 48;
 
-// The tile of a kernel with one reduction: kReduceUpcast elements of the
-// innermost output axis that group divides and, where another axis has
-// loads that do not depend on it (a matmul's or a convolution's other
-// operand), elements of that axis too: accumulators over one shared loop nest
-// (independent chains instead of one, and each load made once for the
-// elements it serves).
+// Loads one iteration of a tile makes: each load once per combination of the
+// tile's amounts along the axes its address depends on.
+int64_t loads_per_iteration(const std::vector<std::vector<bool>> &loads, const Upcast &tile) {
+  int64_t n = 0;
+  for (const auto &uses : loads) {
+    int64_t k = 1;
+    for (auto [axis, amount] : tile) k *= uses[static_cast<size_t>(axis)] ? amount : 1;
+    n += k;
+  }
+  return n;
+}
+
+int64_t accumulators(const Upcast &tile) {
+  int64_t n = 1;
+  for (auto [axis, amount] : tile) n *= amount;
+  return n;
+}
+
+Upcast sorted(Upcast tile) {
+  std::sort(tile.begin(), tile.end());
+  return tile;
+}
+
+// The tile of a kernel with one reduction: accumulators over one shared loop
+// nest (independent chains instead of one, and each load made once for the
+// elements it serves). Its first axis is the innermost output axis that
+// kReduceUpcast divides, kReduceUpcast elements of it.
+//  - That axis innermost: the group's stores (and loads that follow the
+//    output) are adjacent, so the C compiler makes one vector of it; the
+//    tile adds kReduceUpcast2 elements of the axis the most loads do not
+//    depend on (a matmul's or a convolution's other operand), or, when none
+//    and the axis is also the reduced input's innermost (a sum over an outer
+//    axis, consecutive loads), widens to kReduceUpcast * kReduceUpcast2.
+//  - Otherwise the accumulators are scalars, at most kMaxScalarAccumulators:
+//    the tile with the fewest loads per accumulator among that axis with 4
+//    of the most reused other axis, and each axis with 4 beside every small
+//    axis (2 to kSmallAxis elements, a convolution's window) taken whole.
 Upcast reduce_tile(const UOpRef &value, const Shape &shape, const UOp &reduce) {
   Upcast up;
   for (size_t d = shape.size(); d-- > 0 && up.empty();)
     if (shape[d] >= kReduceUpcast && shape[d] % kReduceUpcast == 0) up.push_back({static_cast<int64_t>(d), kReduceUpcast});
   if (up.empty()) return up;
-  // Along the output's innermost axis the group's stores (and loads that
-  // follow the output) are adjacent: the C compiler makes one vector of the
-  // group, and a second axis of kReduceUpcast2 adds as many vector
-  // accumulators. Otherwise the accumulators stay scalar: fewer, so they fit
-  // in registers.
-  const bool innermost = std::all_of(shape.begin() + up[0].first + 1, shape.end(), [](int64_t n) { return n == 1; });
+  const int64_t first = up[0].first;
+  const bool innermost = std::all_of(shape.begin() + first + 1, shape.end(), [](int64_t n) { return n == 1; });
   const int64_t amount = innermost ? kReduceUpcast2 : kReduceUpcast2 / 2;
-  const std::vector<int64_t> reuse = loads_independent_of(value, shape);
-  int64_t best = -1;
-  for (size_t d = shape.size(); d-- > 0;)
-    if (static_cast<int64_t>(d) != up[0].first && shape[d] >= amount && shape[d] % amount == 0 && reuse[d] > 0 &&
-        (best < 0 || reuse[d] > reuse[static_cast<size_t>(best)]))
+  const std::vector<std::vector<bool>> loads = load_axes(value, shape);
+  int64_t best = -1, best_reuse = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t reuse = 0;
+    for (const auto &uses : loads) reuse += !uses[d];
+    if (static_cast<int64_t>(d) != first && shape[d] >= amount && shape[d] % amount == 0 && reuse > best_reuse) {
       best = static_cast<int64_t>(d);
-  if (best >= 0) up.insert(best < up[0].first ? up.begin() : up.end(), {best, amount});
-  // No axis to reuse loads along, and the tiled axis is the reduced input's
-  // innermost (a sum over an outer axis, its loads consecutive along the
-  // tile): as many vector accumulators along it instead. (Where the reduction
-  // runs along the innermost input axis, each element of a wider tile would
-  // stream its own row.)
-  else if (innermost && up[0].first + 1 == static_cast<int64_t>(uop::shape_of(reduce.src[0]).size()) &&
-           shape[static_cast<size_t>(up[0].first)] % (kReduceUpcast * amount) == 0)
+      best_reuse = reuse;
+    }
+  }
+  if (best >= 0) up.push_back({best, amount});
+  else if (innermost && first + 1 == static_cast<int64_t>(uop::shape_of(reduce.src[0]).size()) &&
+           shape[static_cast<size_t>(first)] % (kReduceUpcast * amount) == 0)
     up[0].second = kReduceUpcast * amount;
-  return up;
+  if (innermost) return sorted(up);
+  Upcast small;
+  for (size_t d = 0; d < shape.size(); d++)
+    if (shape[d] >= 2 && shape[d] <= kSmallAxis) small.push_back({static_cast<int64_t>(d), shape[d]});
+  Upcast chosen = up;
+  auto cost = [&](const Upcast &t) {
+    return static_cast<double>(loads_per_iteration(loads, t)) / static_cast<double>(accumulators(t));
+  };
+  for (size_t d = 0; d < shape.size() && !small.empty(); d++) {
+    if (shape[d] <= kSmallAxis || shape[d] % amount != 0) continue;
+    Upcast t = small;
+    t.push_back({static_cast<int64_t>(d), amount});
+    if (accumulators(t) <= kMaxScalarAccumulators && cost(t) < cost(chosen)) chosen = t;
+  }
+  return sorted(chosen);
 }
 
 }  // namespace
