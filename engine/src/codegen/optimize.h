@@ -11,12 +11,12 @@ namespace loom::codegen {
 // or an accumulation) runs its innermost axis in groups of consecutive
 // elements filling 64 bytes, which the C compiler packs into vector loads and
 // stores. A kernel with one reduction computes a tile of outputs per
-// iteration, their reductions over one shared loop nest: 8 along the innermost
-// output axis that 8 divides, times 8 (4 when that axis is not the innermost)
-// along the axis whose loads the tile reuses most, or, when no axis has
-// reused loads, 64 along the innermost axis alone if it is also the reduced
-// input's innermost (consecutive loads). Each element reduces in the same
-// order as in the plain loop nest. Empty: the plain loop nest.
+// iteration, their reductions over one shared loop nest (optimize.cpp,
+// reduce_tile): 8 x 8 when the output's innermost axis is tiled (one vector
+// per row of the tile), a tile of at most 48 scalar accumulators with the
+// fewest loads per accumulator otherwise (a convolution's 3x3 window whole).
+// Each element reduces in the same order as in the plain loop nest. Empty:
+// the plain loop nest.
 Upcast optimize(const UOpRef &ast);
 
 std::string upcast_str(const Upcast &up);
