@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   Tensor::manual_seed(0);
   const int64_t n = int64_t{1} << 24;
   const double mib64 = 4.0 * static_cast<double>(n);
-  Tensor a, b, c, sq, cx, cw;
+  Tensor a, b, c, sq, cx, cw, cg;
   std::map<int64_t, std::pair<Tensor, Tensor>> mats;
   std::vector<Workload> work{
       {"chain", 4 * mib64, 0, 8, [&] { ((a * b + c).relu() * 0.5).exp().sub(a).sigmoid().realize(); }},
@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
   work.push_back({"conv_fwd", 0, conv_flops, 0.5, [&] { nn::conv2d(cx, cw, std::nullopt, 1, 1).realize(); }});
   work.push_back({"conv_fwdbwd", 0, 3 * conv_flops, 0.5, [&] {
                     Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
-                    auto g = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).sum()}, {x, w});
+                    auto g = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1)}, {x, w}, {cg});
                     realize_all(g);
                   }});
 
@@ -126,6 +126,7 @@ int main(int argc, char **argv) {
   sq = Tensor::randn({4096, 4096}).realize();
   cx = Tensor::randn({64, 64, 16, 16}).realize();
   cw = Tensor::randn({256, 64, 3, 3}).realize();
+  cg = Tensor::randn({64, 256, 16, 16}).realize();
   for (int64_t m : {512, 1024, 2048})
     if (want("matmul" + std::to_string(m))) mats[m] = {Tensor::randn({m, m}).realize(), Tensor::randn({m, m}).realize()};
   for (auto &w : work) {
@@ -147,7 +148,7 @@ int main(int argc, char **argv) {
     }
     rows.push_back(r);
   }
-  a = b = c = sq = cx = cw = Tensor();
+  a = b = c = sq = cx = cw = cg = Tensor();
   mats.clear();
   for (int64_t batch : {64, 256})
     if (want("hlb" + std::to_string(batch))) rows.push_back(hlb_row(batch, runs, threads));

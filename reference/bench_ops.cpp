@@ -38,7 +38,7 @@ std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<
     at::manual_seed(0);
     const int64_t n = int64_t{1} << 24;
     const at::Tensor a = at::randn({n}), b = at::randn({n}), c = at::randn({n}), sq = at::randn({4096, 4096});
-    const at::Tensor cx = at::randn({64, 64, 16, 16}), cw = at::randn({256, 64, 3, 3});
+    const at::Tensor cx = at::randn({64, 64, 16, 16}), cw = at::randn({256, 64, 3, 3}), cg = at::randn({64, 256, 16, 16});
     std::map<int64_t, std::pair<at::Tensor, at::Tensor>> mats;
     for (int64_t m : {512, 1024, 2048}) mats[m] = {at::randn({m, m}), at::randn({m, m})};
     const std::map<std::string, std::function<void()>> work{
@@ -53,7 +53,7 @@ std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<
         {"conv_fwd", [&] { (void)at::conv2d(cx, cw, {}, 1, 1); }},
         {"conv_fwdbwd", [&] {
            const at::Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
-           (void)torch::autograd::grad({at::conv2d(x, w, {}, 1, 1).sum()}, {x, w});
+           (void)torch::autograd::grad({at::conv2d(x, w, {}, 1, 1)}, {x, w}, {cg});
          }},
     };
     std::vector<OpTiming> out;

@@ -47,7 +47,8 @@ namespace loom::reference {
 //   "sum_dim1"    x.sum(1), x 4096^2      "sum_dim0" x.sum(0)
 //   "matmul512", "matmul1024", "matmul2048"   square float32 matmul
 //   "conv_fwd"    conv2d(x (64,64,16,16), w (256,64,3,3), padding 1)
-//   "conv_fwdbwd" the same, then the gradients of its sum for x and w
+//   "conv_fwdbwd" the same, then the gradients for x and w of its output
+//                 against a random upstream gradient (64, 256, 16, 16)
 // Unknown names are skipped.
 std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<std::string> &names);
 
