@@ -47,7 +47,7 @@ struct Kernel {
 // The process-wide kernel cache, keyed by the interned AST: an identical
 // kernel in any schedule is compiled once (and found on disk by later
 // processes). Each loaded kernel holds a shared object and its memory
-// mappings (the kernel limits a process's mappings, vm.max_map_count), so at
+// mappings (Linux limits a process's mappings, vm.max_map_count), so at
 // most `limit` kernels stay loaded: past it, the least recently used quarter
 // is unloaded (a kernel a running schedule holds stays alive until it ends)
 // and reloads from disk when it is next needed.
