@@ -242,7 +242,7 @@ Tensor Tensor::neg() const {
     throw TypeError("neg: Negation, the `-` operator, on a bool tensor is not supported. Use the `~` or "
                     "`logical_not()` operator instead; got " + describe(uop()));
   return unary_op("NegBackward", *this, [&] { return make_tensor(alu(Op::Neg, uop())); },
-                  [](const Tensor &g, const Tensor &, const Tensor &) { return g.neg(); });
+                  [](const Tensor &g, const Tensor &, const Tensor &) { return g.neg(); }, false);
 }
 Tensor Tensor::abs() const {
   no_bool(*this, "abs");

@@ -145,15 +145,18 @@ Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const 
 
 // src's gradient reads the output's gradient where each element went (every
 // duplicate gets it), zero past the index's region.
-autograd::BackwardFn scatter_backward(int64_t dim, const Tensor &index, const Shape &src_shape, bool add) {
-  return [dim, index, src_shape, add](const Tensor &g, const Tensor &) {
+autograd::BackwardFn scatter_backward(int64_t dim, const Tensor &index, const Tensor &src, bool add) {
+  // src's gradient only where src requires one: scatter_add then needs the
+  // index for nothing else (torch neither saves nor reads it).
+  return [dim, index, src_shape = src.shape(), add, src_grad = src.requires_grad()](const Tensor &g, const Tensor &) {
+    // scatter: self's gradient is zero where it was overwritten.
+    Tensor to_self = add ? g : g.scatter(dim, index, Tensor::zeros(index.shape(), g.dtype()));
+    if (!src_grad) return autograd::Grads{to_self, std::nullopt};
     Tensor to_src = g.gather(dim, index);
     std::vector<std::pair<int64_t, int64_t>> pad;
     for (size_t k = 0; k < src_shape.size() && k < to_src.shape().size(); ++k)
       pad.push_back({0, src_shape[k] - to_src.shape()[k]});
     if (!pad.empty()) to_src = to_src.pad(pad);
-    // scatter: self's gradient is zero where it was overwritten.
-    Tensor to_self = add ? g : g.scatter(dim, index, Tensor::zeros(index.shape(), g.dtype()));
     return autograd::Grads{to_self, to_src};
   };
 }
@@ -163,15 +166,18 @@ autograd::BackwardFn scatter_backward(int64_t dim, const Tensor &index, const Sh
 Tensor Tensor::scatter(int64_t dim, const Tensor &index, const Tensor &src) const {
   return autograd::saves_inputs(autograd::apply("ScatterBackward", {*this, src},
                                                 [&] { return scatter_impl(*this, dim, index, src, false, "scatter"); },
-                                                scatter_backward(dim, index, src.shape(), false)),
+                                                scatter_backward(dim, index, src, false)),
                                 {index}, "ScatterBackward0");
 }
 
 Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) const {
+  // torch's node saves the index only for src's gradient (self's is the
+  // incoming gradient itself): an in-place change of it raises only then.
+  const std::vector<Tensor> saved = src.requires_grad() ? std::vector<Tensor>{index} : std::vector<Tensor>{};
   return autograd::saves_inputs(autograd::apply("ScatterAddBackward", {*this, src},
                                                 [&] { return scatter_impl(*this, dim, index, src, true, "scatter_add"); },
-                                                scatter_backward(dim, index, src.shape(), true)),
-                                {index}, "ScatterAddBackward0");
+                                                scatter_backward(dim, index, src, true)),
+                                saved, "ScatterAddBackward0");
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
@@ -275,9 +281,9 @@ Tensor Tensor::masked_select(const Tensor &mask) const {
   const Shape s = broadcast_shapes(shape(), mask.shape(), "masked_select");
   const Tensor picks = mask_positions(mask.expand(s), "masked_select");
   Tensor flat = expand(s).reshape({shape_numel(s)});
-  // torch's node saves the input and the mask.
-  return autograd::saves_inputs(picks.numel() == 0 ? flat.shrink({{0, 0}}) : flat.index_select(0, picks), {*this, mask},
-                                "MaskedSelectBackward0");
+  // torch's node saves the input and the mask. The result is always a new
+  // tensor (also when empty: a view would share the input's version).
+  return autograd::saves_inputs(flat.index_select(0, picks), {*this, mask}, "MaskedSelectBackward0");
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {
