@@ -117,13 +117,14 @@ Tensor Tensor::gather(int64_t dim, const Tensor &index) const {
   Shape region = c.index.shape();  // the part of x the index can reach
   region[d] = c.x.shape()[d];
   // torch's gradient: the output's gradient added at the gathered places.
-  // torch's indexing nodes save their index (their backward reads it): it is checked at backward.
+  // torch's indexing nodes save their index (their backward reads it): it is
+  // checked at backward. gather's node saves its input too.
   return autograd::saves_inputs(autograd::apply(
       "GatherBackward", {*this}, [&] { return gather_along(narrow_to(c.x, region), d, c.index).reshape(index.shape()); },
       [d, ix = c.index, shape = shape()](const Tensor &g, const Tensor &) {
         const Shape s1 = shape.empty() ? Shape{1} : shape;
         return autograd::Grads{Tensor::zeros(s1, g.dtype()).scatter_add(d, ix, g.reshape(ix.shape())).reshape(shape)};
-      }), {index}, "GatherBackward0");
+      }), {*this, index}, "GatherBackward0");
 }
 
 namespace {

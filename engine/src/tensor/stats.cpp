@@ -106,7 +106,10 @@ Tensor Tensor::std(const Dims &dims, int64_t correction, bool keepdim) const {
 std::pair<Tensor, Tensor> Tensor::std_mean(const Dims &dims, int64_t correction, bool keepdim) const {
   auto [v, m] = var_mean(*this, dims, correction, keepdim, "std_mean");
   (void)v;
-  return {std_of(*this, dims, correction, keepdim, "std_mean"), m.cast(dtype())};
+  // torch's one node for both results saves the input: an in-place change of
+  // it raises at the mean's backward too.
+  return {std_of(*this, dims, correction, keepdim, "std_mean"),
+          autograd::saves_inputs(m.cast(dtype()), {*this}, "StdMeanBackward0")};
 }
 
 Tensor Tensor::cov(int64_t correction) const {
