@@ -11,16 +11,8 @@
 
 #include "hlb_step.h"  // bench/: the loom side
 #include "machine.h"
+#include "reference_bench.h"  // reference/: the shared timing helpers
 #include "reference_hlb.h"  // reference/: the libtorch side
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char **argv) {
   using namespace loom;
@@ -49,7 +41,7 @@ int main(int argc, char **argv) {
   // The first step may compile; the medians skip it when there are more.
   std::vector<double> lm(loom_ms.begin() + (steps > 1), loom_ms.end());
   std::vector<double> tm(torch.step_ms.begin() + (steps > 1), torch.step_ms.end());
-  std::printf("median step: loom %.1f ms, libtorch %.1f ms, ratio loom/libtorch %.1fx\n", median(lm), median(tm),
-              median(lm) / median(tm));
+  std::printf("median step: loom %.1f ms, libtorch %.1f ms, ratio loom/libtorch %.1fx\n", reference::median(lm),
+              reference::median(tm), reference::median(lm) / reference::median(tm));
   return 0;
 }

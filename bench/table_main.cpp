@@ -40,11 +40,6 @@ struct Row {
   std::string note;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 struct Workload {
   std::string name;
   double bytes, flops, target;
@@ -71,8 +66,8 @@ Row hlb_row(int64_t batch, int runs, int threads) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "first step %.0f ms; kernels compiled per step: ", ms[0]);
   row.note = buf + compiled;
-  row.loom_ms = median(std::vector<double>(ms.begin() + 1, ms.end()));
-  row.torch_ms = median(std::vector<double>(torch.step_ms.begin() + 1, torch.step_ms.end()));
+  row.loom_ms = reference::median(std::vector<double>(ms.begin() + 1, ms.end()));
+  row.torch_ms = reference::median(std::vector<double>(torch.step_ms.begin() + 1, torch.step_ms.end()));
   row.target = 1;
   return row;
 }

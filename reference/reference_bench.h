@@ -1,13 +1,20 @@
-// The libtorch side of bench/ops_main.cpp: the same index, scan, sort and
-// write workloads timed in libtorch. Torch-free header.
+// The libtorch side of the benchmarks in bench/: the same workloads timed in
+// libtorch, and the timing helpers both sides share. Torch-free header.
 #pragma once
 #include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::reference {
+
+// The middle value (the upper one of an even count); 0 when empty.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
 
 // The median over `runs` runs of the time of one call of f, each run timing
 // `reps` calls back to back (for calls too short for one clock reading), after
@@ -20,8 +27,7 @@ inline double median_ms(int runs, const std::function<void()> &f, int reps = 1) 
     for (int r = 0; r < reps; ++r) f();
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(std::move(t));
 }
 
 // Calls per timed run of the one-row write, which takes microseconds.
@@ -35,10 +41,6 @@ struct OpTiming {
 // Workloads: "copy" (50000x3072 float32 clone), "index_select", "gather",
 // "scatter_add", "row_write", "cumsum", "sort" (see bench/ops_main.cpp).
 std::vector<OpTiming> time_torch_ops(int runs, int threads);
-
-}  // namespace loom::reference
-
-namespace loom::reference {
 
 // The workloads of bench/table_main.cpp, timed in libtorch (the loom side
 // builds the same computation on the same shapes):

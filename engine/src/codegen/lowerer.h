@@ -23,7 +23,7 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // element of the group (the innermost upcast axis varying fastest), one store
 // each, and a reduction's elements share one loop nest, each with its own
 // accumulator, reducing in the same order as without the upcast.
-LoweredKernel lower(const UOpRef &ast, const Upcast &up = {});
+LoweredKernel lower(const UOpRef &ast, const Upcast &up);
 
 // For each load of `value` (a kernel's stored value, output shape `shape`),
 // which output axes its address depends on.
