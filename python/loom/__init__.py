@@ -8,9 +8,11 @@ torch raises, with loom's messages.
 """
 from . import _C
 from ._C import Tensor, dtype, promote_types, manual_seed, realize_all
-from ._C import run_stats, reset_run_stats, memory_stats
+from ._C import run_stats, reset_run_stats, memory_stats, reset_peak_memory
 from . import tensor as _tensor_methods  # noqa: F401  (installs the Python-level Tensor methods)
 from . import tensor_compat as _tensor_compat  # noqa: F401  (devices, .data, deepcopy, pickling)
+from .layout import (memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+                     empty_strided)
 from .devices import device
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import autograd

@@ -63,8 +63,10 @@ void bind_stats(py::module_ &m) {
     py::dict d;
     d["live_buffers"] = s.live_buffers;
     d["live_bytes"] = s.live_bytes;
+    d["peak_bytes"] = s.peak_bytes;
     return d;
   });
+  m.def("reset_peak_memory", &reset_peak_memory);
 }
 
 }  // namespace

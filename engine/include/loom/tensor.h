@@ -57,6 +57,12 @@ class Tensor {
   DType dtype() const;
   const UOpRef &uop() const;
   std::string str() const;  // "Tensor(shape=(2, 3), dtype=float32)"
+  // The strides and storage offset of the storage as_strided addresses: a
+  // plain view's own (negative strides excepted), row-major where torch would
+  // have copied. An op's result is stored row-major (torch keeps a permuted
+  // input's order in an elementwise result; loom does not).
+  std::vector<int64_t> strides() const;
+  int64_t storage_offset() const;
 
   // ---- movement (views; no copies)
   Tensor reshape(const Shape &shape) const;  // one dim may be -1
@@ -260,8 +266,10 @@ void reset_run_stats();
 struct MemoryStats {
   int64_t live_buffers = 0;
   int64_t live_bytes = 0;
+  int64_t peak_bytes = 0;  // the most live at once since reset_peak_memory()
 };
 MemoryStats memory_stats();
+void reset_peak_memory();  // the peak restarts from what is live now
 
 // Realizes several tensors in one schedule (shared work is done once).
 void realize_all(std::vector<Tensor> &tensors);

@@ -15,6 +15,7 @@
 #include "renderer/c_renderer.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
+#include "uop/node_map.h"
 
 namespace loom::engine {
 
@@ -33,7 +34,7 @@ double now_ms() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0};
+std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0}, g_peak_bytes{0};
 
 // A kernel ready to run: its linearized program (launch size, work) and the
 // device program compiled from it.
@@ -128,7 +129,9 @@ void ensure_allocated(uop::Buffer &b) {
   const size_t bytes = static_cast<size_t>(b.size) * itemsize(b.dtype);
   std::shared_ptr<void> mem = runtime::default_device().allocate(bytes);
   g_live_buffers++;
-  g_live_bytes += static_cast<int64_t>(bytes);
+  const int64_t live = g_live_bytes += static_cast<int64_t>(bytes);
+  for (int64_t peak = g_peak_bytes.load(); live > peak && !g_peak_bytes.compare_exchange_weak(peak, live);) {
+  }
   // The count drops when the last owner of the memory lets go.
   b.mem = std::shared_ptr<void>(mem.get(), [mem, bytes](void *) mutable {
     g_live_buffers--;
@@ -158,7 +161,8 @@ size_t set_kernel_cache_limit(size_t limit) {
   return std::exchange(kernel_cache().limit, std::max<size_t>(1, limit));
 }
 
-MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load()}; }
+MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load(), g_peak_bytes.load()}; }
+void reset_peak_memory() { g_peak_bytes = g_live_bytes.load(); }
 
 void *buffer_data(uop::Buffer &buf) {
   ensure_allocated(buf);
@@ -201,6 +205,11 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     e.work = prog.work;
     out.push_back(std::move(e));
   }
+  uop::NodeMap<size_t> last_use;  // buffer -> the last item that reads or writes it
+  for (size_t i = 0; i < out.size(); i++)
+    for (auto &b : out[i].bufs) last_use[b.get()] = i;
+  for (auto &b : sched.transient)
+    if (const size_t *i = last_use.find(b.get())) out[*i].release.push_back(b);
   return out;
 }
 
@@ -217,6 +226,7 @@ int64_t run(const std::vector<ExecItem> &items) {
     const double k0 = timed ? now_ms() : 0;
     e.program->launch(ptrs.data(), e.global_size, e.parallel);
     const double ms = timed ? now_ms() - k0 : 0;
+    for (auto &b : e.release) b->mem.reset();
     stats().kernels_run++;
     work += e.work;
     if (debug_level() >= 2)

@@ -22,11 +22,15 @@ struct ExecItem {
   int64_t global_size = 1;  // trip count of the outermost loop
   bool parallel = false;    // split the outermost loop across cores
   int64_t work = 0;         // value ALU operations one launch executes
+  // Transient buffers this launch reads for the last time (the schedule's
+  // `transient`): their memory goes back to the device after it.
+  std::vector<std::shared_ptr<uop::Buffer>> release;
 };
 
 // The schedule's kernels, compiled (or found in the kernel cache), as ExecItems.
 std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched);
-// Runs them in order (allocating buffers on first use); returns the work done.
+// Runs them in order (allocating buffers on first use, releasing transient
+// ones after their last use); returns the work done.
 int64_t run(const std::vector<ExecItem> &items);
 
 // Realizes the lazy outputs together (one schedule); returns each as a view
@@ -50,6 +54,7 @@ void clear_kernel_cache();  // later realizes reload kernels from the disk cache
 // are unloaded and reload from disk when needed). Returns the previous limit.
 size_t set_kernel_cache_limit(size_t limit);
 MemoryStats memory_stats();
+void reset_peak_memory();
 
 // Device memory behind a buffer: allocated (zero-filled) on first use.
 void *buffer_data(uop::Buffer &buf);

@@ -167,6 +167,38 @@ TEST(Memory, TrainingLoopKeepsLiveBuffersFlat) {
   EXPECT_TRUE(std::isfinite(rm.to_host().get(0)));
 }
 
+// A chain of matmuls realized at once: each product gets a buffer (a matmul
+// reads its operand through an expanding view), and one no one holds is freed
+// after its last reader, so the peak is a few products, not the chain's
+// length. A product the caller holds keeps its buffer: realizing it later
+// runs nothing.
+TEST(Memory, AnIntermediateIsFreedAfterItsLastReaderUnlessHeld) {
+  Tensor::manual_seed(4);
+  constexpr int64_t n = 128, steps = 24;
+  constexpr int64_t bytes = n * n * 4;
+  Tensor x = Tensor::randn({n, n}).realize();
+  Tensor w = Tensor::randn({n, n}).mul(1.0 / std::sqrt(static_cast<double>(n))).realize();
+  Tensor y = x, held;
+  for (int64_t i = 0; i < steps; ++i) {
+    y = y.matmul(w).tanh();
+    if (i == steps / 2) held = y;
+  }
+  Tensor out = y.sum();
+  reset_peak_memory();
+  const MemoryStats before = memory_stats();
+  const double got = out.item();
+  const MemoryStats after = memory_stats();
+  EXPECT_LE(after.peak_bytes - before.live_bytes, 4 * bytes);  // was steps * bytes before buffers were freed
+  EXPECT_LE(after.live_bytes - before.live_bytes, 2 * bytes + 4);  // `held`, `y` and the scalar
+  reset_run_stats();
+  held.realize();
+  EXPECT_EQ(run_stats().kernels_run, 0);
+  // The same values as realizing every step on its own.
+  Tensor z = x;
+  for (int64_t i = 0; i < steps; ++i) z = z.matmul(w).tanh().realize();
+  EXPECT_DOUBLE_EQ(got, z.sum().item());
+}
+
 // conv -> BatchNorm (training) -> GELU -> max-pool, forward and backward: the
 // kernels execute at most 1.5x the ALU work the graph needs with every op
 // computed once (RunStats::work against RunStats::work_needed).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "schedule/lifetime.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
@@ -535,6 +536,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     else
       sched.results.push_back(bv);
   }
+  find_transient(raw_sink, sink, donated, sched);
   return sched;
 }
 

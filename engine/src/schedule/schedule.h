@@ -34,6 +34,10 @@ struct Schedule {
   std::vector<std::pair<UOpRef, UOpRef>> realizes;
   // ALU work the graph needs with every op computed once (see RunStats).
   int64_t work_needed = 0;
+  // Buffers of intermediates no one can ask for after this schedule
+  // (schedule/lifetime.h): not in `realizes`; the executor frees each after
+  // the last item that reads it.
+  std::vector<std::shared_ptr<uop::Buffer>> transient;
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);

@@ -168,6 +168,7 @@ double Tensor::item() const {
 RunStats run_stats() { return engine::stats(); }
 void reset_run_stats() { engine::stats() = RunStats{}; }
 MemoryStats memory_stats() { return engine::memory_stats(); }
+void reset_peak_memory() { engine::reset_peak_memory(); }
 
 void realize_all(std::vector<Tensor> &tensors) {
   std::vector<UOpRef> outs;

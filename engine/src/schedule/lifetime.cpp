@@ -1,0 +1,82 @@
+#include "schedule/lifetime.h"
+
+#include "schedule/schedule.h"
+#include "uop/graph.h"
+
+namespace loom::schedule {
+
+using uop::NodeMap;
+using uop::NodeSet;
+using uop::UOp;
+using uop::UOpRef;
+
+namespace {
+
+const uop::Buffer *buffer_of(const UOpRef &bv) { return uop::root_of(bv)->arg_as<uop::BufferArg>().buffer.get(); }
+
+}  // namespace
+
+void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
+                    const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched) {
+  // Outputs keep their buffers, and so do writes into an existing buffer.
+  NodeSet kept_nodes;
+  for (const UOpRef *s : {&raw_sink, &sink})
+    for (auto &o : (*s)->src) kept_nodes.insert(uop::base_of(o).get());
+  bool any = false;
+  for (auto &[node, bv] : sched.realizes) any |= !kept_nodes.contains(node.get()) && !donated.contains(node.get());
+  if (!any) return;  // the common small realize: nothing but outputs got a buffer
+
+  // References to each node from the two graphs' nodes and from the
+  // schedule's entries; the graphs' nodes in `nodes`.
+  NodeMap<long> refs;
+  for (auto &[node, bv] : sched.realizes) {
+    refs[node.get()]++;
+    refs[bv.get()]++;
+  }
+  NodeSet seen, has_buffer;
+  std::vector<const UOp *> nodes, stack;
+  for (const UOpRef *s : {&raw_sink, &sink})
+    if (seen.insert(s->get())) stack.push_back(s->get());
+  while (!stack.empty()) {
+    const UOp *u = stack.back();
+    stack.pop_back();
+    nodes.push_back(u);
+    for (auto &s : u->src) {
+      refs[s.get()]++;
+      if (seen.insert(s.get())) stack.push_back(s.get());
+    }
+  }
+  for (auto &[node, bv] : sched.realizes) has_buffer.insert(node.get());
+
+  // A node with more strong references than those is held outside (a tensor,
+  // a saved value, a graph not realized now). It, or the realized nodes it
+  // reads through nodes without a buffer, may be asked for again.
+  NodeSet visited;
+  for (const UOp *u : nodes) {
+    if (u == raw_sink.get() || u == sink.get() || u->weak_from_this().use_count() <= *refs.find(u)) continue;
+    stack.push_back(u);
+    while (!stack.empty()) {
+      const UOp *x = stack.back();
+      stack.pop_back();
+      if (!visited.insert(x)) continue;
+      if (has_buffer.contains(x)) {
+        kept_nodes.insert(x);
+        continue;
+      }
+      for (auto &s : x->src) stack.push_back(s.get());
+    }
+  }
+
+  NodeSet kept_buffers, transient;
+  for (auto &[node, bv] : sched.realizes)
+    if (kept_nodes.contains(node.get()) || donated.contains(node.get())) kept_buffers.insert(buffer_of(bv));
+  std::vector<std::pair<UOpRef, UOpRef>> realizes;
+  for (auto &entry : sched.realizes) {
+    const uop::Buffer *b = buffer_of(entry.second);
+    if (kept_buffers.contains(b)) realizes.push_back(std::move(entry));
+    else if (transient.insert(b)) sched.transient.push_back(uop::root_of(entry.second)->arg_as<uop::BufferArg>().buffer);
+  }
+  sched.realizes = std::move(realizes);
+}
+
+}  // namespace loom::schedule

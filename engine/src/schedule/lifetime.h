@@ -1,0 +1,28 @@
+// Buffer lifetimes: which buffers a schedule makes only for its own kernels.
+// An intermediate that no one outside the graph being realized can still ask
+// for (no tensor, no saved value, no other graph holds it or a lazy node that
+// reads it) is transient: the executor frees its memory after the last kernel
+// that reads it, so a long graph (a whole evaluation pass realized at once)
+// needs memory for its live values only, and later schedules reuse the space.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "uop/node_map.h"
+#include "uop/uop.h"
+
+namespace loom::schedule {
+
+struct Schedule;
+
+// Moves the buffers of transient nodes out of `sched.realizes` (they are not
+// remembered) into `sched.transient`. `raw_sink` and `sink` are the SINKs of
+// the graph as given and after substitution of realized nodes; `donated`
+// the writes whose stores go into an existing buffer (never transient).
+// Decided by counting strong references, as find_donations does: a node is
+// held outside when it has more than its parents in the two graphs and the
+// schedule's own entries give it.
+void find_transient(const uop::UOpRef &raw_sink, const uop::UOpRef &sink,
+                    const uop::NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched);
+
+}  // namespace loom::schedule
