@@ -9,6 +9,7 @@ from ._C import Tensor
 from .devices import CPU, is_device, resolve
 from . import creation
 from .tensor import _inplace
+from . import layout
 
 _dt = _C.dtype
 
@@ -29,7 +30,7 @@ def to(self, *args, **kwargs):
     dtype, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)  # values are the same in every layout
+    fmt = kwargs.pop("memory_format", layout.preserve_format)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -45,6 +46,7 @@ def to(self, *args, **kwargs):
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     resolve(dev)
     out = self if dtype is None or dtype == self.dtype else self._cast(dtype)
+    out = layout._to_format(out, fmt, "to")
     return out.clone() if copy and out is self else out
 
 

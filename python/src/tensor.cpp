@@ -189,6 +189,8 @@ void bind_tensor(py::module_ &m) {
       .def("_set_data", [](Tensor &x, const Tensor &other) { x = other; })
       // ---- realization
       .def("contiguous", &Tensor::contiguous)
+      .def("_strides", &Tensor::strides)
+      .def("_storage_offset", &Tensor::storage_offset)
       .def("realize", [](Tensor &x) { x.realize(); return x; })
       .def("_item", [](const Tensor &x) -> py::object {
         if (x.numel() != 1)

@@ -326,6 +326,7 @@ struct StridedStorage {
   int64_t size = 0, offset = 0;
   Shape shape;                   // the storage node's shape
   shape::ShapeTracker elements;  // this tensor's view of it
+  bool plain = false;            // the storage is the base node's value, elements its view
 };
 
 // The storage is the base node's value (a buffer, or a lazy result torch would
@@ -341,6 +342,7 @@ StridedStorage strided_storage(const Tensor &x) {
   bool plain = s.base->op != Op::Const && st.single_plain() &&
                std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t v) { return v >= 0; });
   if (plain) {
+    s.plain = true;
     s.shape = shape_of(s.base);
     s.size = shape::prod(s.shape);
     s.offset = st.views[0].offset;
@@ -381,6 +383,20 @@ Tensor scatter_add_strided(const Tensor &g, const std::vector<int64_t> &stride, 
   return spread.sum(dims);
 }
 }  // namespace
+
+std::vector<int64_t> Tensor::strides() const {
+  const StridedStorage st = strided_storage(*this);
+  if (st.plain) return st.elements.views[0].strides;
+  std::vector<int64_t> out(shape().size());
+  int64_t step = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    out[d] = step;
+    step *= std::max<int64_t>(shape()[d], 1);
+  }
+  return out;
+}
+
+int64_t Tensor::storage_offset() const { return strided_storage(*this).offset; }
 
 Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
                           std::optional<int64_t> storage_offset) const {

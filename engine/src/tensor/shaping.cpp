@@ -327,6 +327,57 @@ Tensor triangle(const Tensor &t, int64_t k, bool lower, const char *op) {
 Tensor Tensor::tril(int64_t k) const { return triangle(*this, k, true, "tril"); }
 Tensor Tensor::triu(int64_t k) const { return triangle(*this, k, false, "triu"); }
 
+namespace {
+// unfold's gradient: window w's element k goes back to position w * step + k
+// along dim d, summed where windows overlap (one dilated, shifted copy of
+// each window element's gradients).
+Tensor unfold_backward(const Tensor &g, const Shape &in_shape, int64_t d, int64_t size, int64_t step) {
+  const int64_t n = in_shape[static_cast<size_t>(d)], windows = g.shape()[static_cast<size_t>(d)];
+  const int64_t last = g.ndim() - 1, span = (windows - 1) * step + 1;
+  Tensor grad = Tensor::zeros(in_shape, g.dtype());
+  for (int64_t k = 0; k < size && windows > 0; k++) {
+    Tensor gk = narrow(g, last, k, k + 1).reshape(Shape(g.shape().begin(), g.shape().end() - 1));
+    if (step > 1) {  // dilated: a new axis after d padded to `step`, merged into d, the first `span` kept
+      Shape with_axis = gk.shape(), merged = gk.shape();
+      with_axis.insert(with_axis.begin() + d + 1, 1);
+      merged[static_cast<size_t>(d)] = windows * step;
+      std::vector<std::pair<int64_t, int64_t>> p(with_axis.size(), {0, 0});
+      p[static_cast<size_t>(d) + 1] = {0, step - 1};
+      gk = narrow(gk.reshape(with_axis).pad(p).reshape(merged), d, 0, span);
+    }
+    std::vector<std::pair<int64_t, int64_t>> p(static_cast<size_t>(gk.ndim()), {0, 0});
+    p[static_cast<size_t>(d)] = {k, n - k - span};
+    grad = grad.add(gk.pad(p));
+  }
+  return grad;
+}
+
+// Over a plain view (one unmasked view, no negative stride) unfold is itself
+// one view, with the strides torch reports: window w, element k reads
+// x[w * step + k] along d. Elsewhere (masks, flips: places torch copied)
+// nullopt.
+std::optional<Tensor> unfold_view(const Tensor &x, int64_t d, int64_t size, int64_t step) {
+  const shape::ShapeTracker &st = tracker_of(x.uop());
+  if (base_of(x.uop())->op == uop::Op::Const || !st.single_plain()) return std::nullopt;
+  const shape::View &v = st.views[0];
+  if (std::any_of(v.strides.begin(), v.strides.end(), [](int64_t s) { return s < 0; })) return std::nullopt;
+  Shape shape = v.shape;
+  shape::Strides strides = v.strides;
+  const auto dd = static_cast<size_t>(d);
+  shape[dd] = (shape[dd] - size) / step + 1;
+  strides[dd] = v.strides[dd] * step;
+  shape.push_back(size);
+  strides.push_back(v.strides[dd]);
+  Tensor out = make_tensor(uop::view(x.uop(), shape::ShapeTracker{{shape::View::create(shape, strides, v.offset)}}));
+  const Shape in_shape = x.shape();
+  const int64_t dim = d;
+  return autograd::record(
+      "UnfoldBackward", {x}, out,
+      [=](const Tensor &g, const Tensor &) { return autograd::Grads{unfold_backward(g, in_shape, dim, size, step)}; },
+      [=](const Tensor &t) { return t.unfold(dim, size, step); });
+}
+}  // namespace
+
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   if (ndim() == 0) {
     wrap_dim(dim, 1, "unfold");
@@ -341,6 +392,7 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
                 " but size is " + std::to_string(size));
   if (size < 0) throw Error("unfold: size is " + std::to_string(size) + " but must be >= 0");
   if (step <= 0) throw Error("unfold: step is " + std::to_string(step) + " but must be > 0");
+  if (auto direct = unfold_view(*this, d, size, step)) return *direct;
   // Move dim last: (..., n). Repeat it `size` times and re-read the flat rows
   // with a row length of n + 1, so row i starts at element i: w[i, j] = x[i + j].
   Dims order;

@@ -10,7 +10,8 @@ from loom.shim import unsupported as _unsupported
 
 from loom import (Tensor, dtype, device, tensor, as_tensor, from_numpy, zeros, ones, empty, full, arange, rand,
                   randn, randint, randperm, zeros_like, ones_like, empty_like, full_like, rand_like, randn_like,
-                  cat, stack, where, no_grad, enable_grad, set_grad_enabled, is_grad_enabled, promote_types)
+                  cat, stack, where, no_grad, enable_grad, set_grad_enabled, is_grad_enabled, promote_types,
+                  memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format, empty_strided)
 from loom.functions import *  # noqa: F401,F403  (exp, sum, matmul, ... as functions)
 from loom import (float32, float, float64, double, float16, half, bfloat16, int64, long, int32, int, int16, short,
                   int8, uint8, bool)
@@ -25,9 +26,6 @@ from .nn.parameter import Parameter as _Parameter  # noqa: E402,F401
 concatenate = concat = cat
 inference_mode = no_grad
 Size = tuple
-channels_last = "channels_last"
-contiguous_format = "contiguous_format"
-preserve_format = "preserve_format"
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
 
 

@@ -307,7 +307,9 @@ class Module:
     def to(self, *args, **kwargs):
         dtype, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        fmt = kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
             if isinstance(a, _dt):
                 dtype = a
@@ -318,9 +320,15 @@ class Module:
         resolve(dev)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
-        if dtype is None:
+        if dtype is None and fmt is None:
             return self
-        return self._apply_tensors(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)
+
+        def convert(t):
+            cast = dtype if dtype is not None and t.dtype.is_floating_point else None
+            if fmt is not None and t.ndim in (4, 5):  # as torch: only 4-d and 5-d tensors change layout
+                return t.to(dtype=cast, memory_format=fmt)
+            return t.to(cast) if cast is not None else t
+        return self._apply_tensors(convert)
 
     def _cast_floats(self, dtype):
         return self._apply_tensors(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)

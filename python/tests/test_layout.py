@@ -1,0 +1,86 @@
+"""Strides, storage offsets, contiguity and memory formats, each compared with
+real torch on the same views."""
+import numpy as np
+import pytest
+import torch
+
+import loom
+from conftest import assert_same, both
+
+VIEWS = {
+    "plain": lambda x, m: x,
+    "permute": lambda x, m: x.permute(0, 2, 3, 1),
+    "step_slice": lambda x, m: x[1:, :, 1::2],
+    "negative_index": lambda x, m: x[-1, :, -2:],
+    "expand": lambda x, m: x[:, :1].expand(2, 3, 4, 5),
+    "channels_last": lambda x, m: x.contiguous(memory_format=m.channels_last),
+    "to_channels_last": lambda x, m: x.to(memory_format=m.channels_last),
+    "channels_last_then_slice": lambda x, m: x.to(memory_format=m.channels_last)[:, 1:, ::2],
+    "flip": lambda x, m: x.flip(1),
+    "t": lambda x, m: x[0, 0].t(),
+    "T_of_2d": lambda x, m: x[1, 2].T,
+    "unsqueeze": lambda x, m: x[:, None],
+    "select": lambda x, m: x[1],
+    "transpose_contiguous": lambda x, m: x.transpose(1, 2).contiguous(),
+    "reshape_view": lambda x, m: x.reshape(6, 20),
+    "reshape_copy": lambda x, m: x.permute(0, 2, 3, 1).reshape(-1, 3),
+    "size1_slice": lambda x, m: x[:, 1:2],
+    "empty": lambda x, m: x[:, :0],
+    "split": lambda x, m: x.split(2, dim=2)[1],
+    "unfold": lambda x, m: x.unfold(3, 2, 1),
+    "as_strided": lambda x, m: x.as_strided((3, 4), (7, 2), 5),
+    "view_of_channels_last": lambda x, m: x.to(memory_format=m.channels_last).permute(0, 2, 3, 1).view(2, 20, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_strides_offset_and_contiguity_match_torch(name):
+    a = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    lx, tx = both(a)
+    got, want = VIEWS[name](lx, loom), VIEWS[name](tx, torch)
+    assert got.stride() == want.stride()
+    assert got.storage_offset() == want.storage_offset()
+    assert got.is_contiguous() == want.is_contiguous()
+    if got.ndim == 4:
+        assert got.is_contiguous(memory_format=loom.channels_last) == \
+            want.is_contiguous(memory_format=torch.channels_last)
+    for d in range(-got.ndim, got.ndim):
+        assert got.stride(d) == want.stride(d)
+    # as_strided over it addresses the storage torch addresses
+    if got.numel() >= 4:
+        assert_same(got.as_strided((2, 2), (1, 2)), want.as_strided((2, 2), (1, 2)))
+    assert_same(got, want)
+
+
+def test_stride_of_a_bad_dim_raises_index_error_as_torch():
+    for make in (lambda m: m.zeros(2, 3), lambda m: m.tensor(1.0)):
+        for dim in (2, -3, 5):
+            with pytest.raises(IndexError) as want:
+                make(torch).stride(dim)
+            with pytest.raises(IndexError) as got:
+                make(loom).stride(dim)
+            assert str(got.value) == str(want.value)
+
+
+def test_channels_last_needs_rank_4():
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        torch.zeros(2, 3, 4).to(memory_format=torch.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        loom.zeros(2, 3, 4).to(memory_format=loom.channels_last)
+
+
+def test_empty_strided_has_the_strides_asked_for():
+    for size, stride in (((2, 3), (1, 2)), ((4, 1, 3), (3, 7, 1)), ((2, 0), (5, 1)), ((), ())):
+        got, want = loom.empty_strided(size, stride), torch.empty_strided(size, stride)
+        assert (tuple(got.shape), got.stride(), got.storage_offset()) == \
+            (tuple(want.shape), want.stride(), want.storage_offset())
+
+
+def test_writes_through_a_channels_last_copy_stay_in_it():
+    a = np.arange(2 * 3 * 2 * 2, dtype=np.float32).reshape(2, 3, 2, 2)
+    lx, tx = both(a)
+    lc, tc = lx.contiguous(memory_format=loom.channels_last), tx.contiguous(memory_format=torch.channels_last)
+    lc[:, 1].mul_(10)
+    tc[:, 1].mul_(10)
+    assert_same(lc, tc)
+    assert_same(lx, tx)  # the original is a different storage
