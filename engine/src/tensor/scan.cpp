@@ -109,7 +109,7 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   if (dtype() == DType::Bool) {
     // torch has no bool kernel but copies a 0-d input without one.
     if (ndim() != 0) unsupported_dtype("topk", dtype());
-    return {*this, Tensor::zeros({}, DType::Int64)};
+    return {make_tensor(copy_point(uop())), Tensor::zeros({}, DType::Int64)};
   }
   auto [v, i] = sorted(*this, dim, largest, "topk");
   if (ndim() == 0) return {v, i};

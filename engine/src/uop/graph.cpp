@@ -69,7 +69,9 @@ const UOpRef &root_of(const UOpRef &u) {
 }
 
 UOpRef copy_point(const UOpRef &u) {
-  if (u->op != Op::View) return u;  // already a fresh value
+  // Any other node is a fresh value already; a BUFFER is not (it is the
+  // input's storage itself: the copy must not see the input's later writes).
+  if (u->op != Op::View && u->op != Op::Buffer) return u;
   return UOp::make(Op::View, u->dtype, {u}, shape::ShapeTracker::from_shape(shape_of(u)));
 }
 
