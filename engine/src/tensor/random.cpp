@@ -107,9 +107,33 @@ Tensor Tensor::randint(int64_t low, int64_t high, const Shape &shape, DType dtyp
   return from_vector(integers(shape::prod(shape), low, high, dtype, "randint"), shape, dtype);
 }
 
+namespace {
+// torch converts n - 1 to the dtype (overflow raises), then bounds the
+// floating types by the integers they hold exactly.
+void check_randperm_range(int64_t n, DType dtype) {
+  struct Limit {
+    DType dtype;
+    int64_t max;
+    const char *ctype;
+  };
+  static constexpr Limit kLimits[] = {{DType::UInt8, 255, "uint8_t"},
+                                      {DType::Int8, 127, "int8_t"},
+                                      {DType::Int16, 32767, "int16_t"},
+                                      {DType::Int32, 2147483647, "int"},
+                                      {DType::Float16, 65504, "at::Half"}};
+  for (const Limit &l : kLimits)
+    if (l.dtype == dtype && n - 1 > l.max)
+      throw Error(std::string("randperm: value cannot be converted to type ") + l.ctype + " without overflow");
+  if (dtype == DType::Float16 && n > 2049) throw Error("randperm: n cannot be greater than 2049 for Half type.");
+  if (dtype == DType::Float32 && n > (int64_t{1} << 24) + 1)
+    throw Error("randperm: n cannot be greater than 2^24+1 for Float type.");
+}
+}  // namespace
+
 Tensor Tensor::randperm(int64_t n, DType dtype) {
   if (n < 0) throw Error("randperm: n must be non-negative, got " + std::to_string(n));
   if (dtype == DType::Bool) unsupported_dtype("randperm", dtype);
+  check_randperm_range(n, dtype);
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i);
   auto u = uniform(n, 32);
