@@ -362,7 +362,7 @@ StridedStorage strided_storage(const Tensor &x) {
 }
 
 // sum over every element of g into its flat storage index off + sum(i_d * stride_d):
-// a one-hot compare against arange(n), reduced over g's dims.
+// a scatter_add into a zero storage of n elements (O(numel(g) + n)).
 Tensor scatter_add_strided(const Tensor &g, const std::vector<int64_t> &stride, int64_t off, int64_t n) {
   const Shape &size = g.shape();
   const int64_t k = g.ndim();
@@ -372,15 +372,8 @@ Tensor scatter_add_strided(const Tensor &g, const std::vector<int64_t> &stride, 
     s[d] = size[d];
     idx = idx.add(Tensor::arange(size[d]).mul(static_cast<long long>(stride[d])).reshape(s));
   }
-  Shape with_n = size, n_last(k, 1);
-  with_n.push_back(1);
-  n_last.push_back(n);
-  Tensor hit = idx.expand(size).reshape(with_n).eq(Tensor::arange(n).reshape(n_last));
-  Tensor spread = hit.where(g.reshape(with_n), Tensor::zeros({}, g.dtype()));
-  if (k == 0) return spread;
-  Dims dims(k);
-  for (int64_t d = 0; d < k; d++) dims[d] = d;
-  return spread.sum(dims);
+  const int64_t m = g.numel();
+  return Tensor::zeros({n}, g.dtype()).scatter_add(0, idx.expand(size).reshape({m}), g.reshape({m}));
 }
 }  // namespace
 
