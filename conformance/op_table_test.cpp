@@ -24,7 +24,9 @@ const std::set<std::string> kNotOps = {
     "shape",     "ndim",          "numel",          "size",          "dtype",   "uop",     "str",
     "realize",   "to_host",       "item",           "from_host",     "from_vector", "manual_seed",
     "requires_grad", "requires_grad_", "is_leaf",   "grad",          "set_grad", "grad_fn_name",
-    "detach",    "backward",      "assign",         "version"};
+    "detach",    "backward",      "assign",         "version",
+    // layout properties, compared with torch over views in python/tests/test_layout.py
+    "strides",   "storage_offset"};
 
 // Method names declared in `class Tensor { ... };` of tensor.h.
 std::set<std::string> header_methods() {

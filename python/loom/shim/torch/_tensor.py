@@ -1,5 +1,5 @@
 """torch.Tensor on loom: the loom Tensor, with a missing method reported as
-NotImplementedError naming it (e.g. "torch.Tensor.stride is not supported by
+NotImplementedError naming it (e.g. "torch.Tensor.to_sparse is not supported by
 loom") instead of a bare AttributeError."""
 from loom import Tensor
 from loom.shim import UnsupportedError
