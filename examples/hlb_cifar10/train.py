@@ -132,6 +132,7 @@ class Net(nn.Module):
         super().__init__()
         k = HYP["whiten_kernel"]
         self.whiten = nn.Conv2d(3, 2 * 3 * k * k, k, bias=False)
+        self.whiten.weight.requires_grad = False  # set from the data (init_net), never trained
         self.act = nn.GELU()
         self.groups = nn.Sequential(ConvGroup(2 * 3 * k * k, width), ConvGroup(width, 4 * width),
                                     ConvGroup(4 * width, 8 * width))
@@ -157,7 +158,6 @@ def init_net(net, images):
     filters = (eigenvectors.t() / torch.sqrt(eigenvalues + HYP["whiten_eps"]).view(-1, 1)).flip(0)
     filters = filters.reshape(3 * k * k, 3, k, k)
     net.whiten.weight.copy_(torch.cat([filters, -filters]))
-    net.whiten.weight.requires_grad = False
     # Each group starts close to an identity map, keeping its random init's statistics.
     for group in net.groups:
         w = group.conv1.weight
@@ -184,6 +184,46 @@ class EMA:
                 mine[name].mul_(decay).add_(value * (1 - decay))
                 if not name.startswith("whiten") and not ("norm" in name and name.endswith("weight")):
                     value.copy_(mine[name])
+
+
+def update_ema(ema, net, step, total_steps):
+    """Every ema_every steps: start the average, or move it (copying it back into the net)."""
+    if step % HYP["ema_every"] != 0:
+        return ema
+    if ema is None:
+        return EMA(net)
+    ema.update(net, HYP["ema_decay"] ** HYP["ema_every"] * (step / total_steps) ** HYP["ema_pow"])
+    return ema
+
+
+def make_optimizer(net, total_steps):
+    """Nesterov SGD, biases in their own group, under a linear one-cycle schedule."""
+    biases = [p for name, p in net.named_parameters() if p.requires_grad and "bias" in name]
+    others = [p for name, p in net.named_parameters() if p.requires_grad and "bias" not in name]
+    opt = torch.optim.SGD([{"params": others, "lr": HYP["lr"], "weight_decay": HYP["decay"]},
+                           {"params": biases, "lr": HYP["bias_lr"], "weight_decay": HYP["bias_decay"]}],
+                          lr=HYP["lr"], momentum=HYP["momentum"], nesterov=True)
+    div = 1e16  # the schedule starts from (almost) zero
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=[HYP["lr"], HYP["bias_lr"]], total_steps=total_steps, pct_start=HYP["pct_start"],
+        div_factor=div, final_div_factor=1 / (div * HYP["final_lr_ratio"]), anneal_strategy="linear",
+        cycle_momentum=False)
+    return opt, sched
+
+
+def make_loss():
+    return nn.CrossEntropyLoss(label_smoothing=HYP["label_smoothing"], reduction="none")
+
+
+def train_step(net, opt, sched, loss_fn, x, y):
+    """One step; returns the loss (summed over the batch, scaled to a batch of 512) and the outputs."""
+    out = net(x)
+    loss = loss_fn(out, y).sum() * (512 / BS)
+    loss.backward()
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+    return loss, out
 
 
 def accuracy(outputs, targets):
@@ -216,17 +256,8 @@ def main():
     total_steps = math.ceil(steps_per_epoch * EPOCHS)
     if STEPS:
         total_steps = min(total_steps, STEPS)
-    biases = [p for name, p in net.named_parameters() if p.requires_grad and "bias" in name]
-    others = [p for name, p in net.named_parameters() if p.requires_grad and "bias" not in name]
-    opt = torch.optim.SGD([{"params": others, "lr": HYP["lr"], "weight_decay": HYP["decay"]},
-                           {"params": biases, "lr": HYP["bias_lr"], "weight_decay": HYP["bias_decay"]}],
-                          lr=HYP["lr"], momentum=HYP["momentum"], nesterov=True)
-    div = 1e16  # the schedule starts from (almost) zero
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=[HYP["lr"], HYP["bias_lr"]], total_steps=total_steps, pct_start=HYP["pct_start"],
-        div_factor=div, final_div_factor=1 / (div * HYP["final_lr_ratio"]), anneal_strategy="linear",
-        cycle_momentum=False)
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=HYP["label_smoothing"], reduction="none")
+    opt, sched = make_optimizer(net, total_steps)
+    loss_fn = make_loss()
     ema, ema_start = None, math.floor(EPOCHS) - HYP["ema_epochs"]
     history, step, elapsed = [], 0, 0.0
     test_batch = min(1000, data["test"][0].shape[0])
@@ -241,20 +272,12 @@ def main():
             images, targets = cutmix(images, targets, HYP["cutmix_size"])
         train_loss = train_acc = float("nan")
         for x, y in batches(images, targets, BS, shuffle=True):
-            out = net(x)
-            loss = loss_fn(out, y).sum() * (512 / BS)
-            loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
+            loss, out = train_step(net, opt, sched, loss_fn, x, y)
             step += 1
             train_loss = loss.item() / 512
             train_acc = accuracy(out.detach(), y)
-            if epoch >= ema_start and step % HYP["ema_every"] == 0:
-                if ema is None:
-                    ema = EMA(net)
-                else:
-                    ema.update(net, HYP["ema_decay"] ** HYP["ema_every"] * (step / total_steps) ** HYP["ema_pow"])
+            if epoch >= ema_start:
+                ema = update_ema(ema, net, step, total_steps)
             if step >= total_steps:
                 break
         elapsed += time.time() - start

@@ -55,6 +55,7 @@ void bind_stats(py::module_ &m) {
     d["cache_healed"] = s.cache_healed;
     d["work"] = s.work;
     d["work_needed"] = s.work_needed;
+    d["realize_seconds"] = s.realize_seconds;
     return d;
   });
   m.def("reset_run_stats", &reset_run_stats);

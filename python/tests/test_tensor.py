@@ -191,4 +191,7 @@ def test_counters():
     (loom.ones(8) * 3).realize()
     stats = loom.run_stats()
     assert stats["kernels_run"] >= 1
-    assert set(loom.memory_stats()) == {"live_buffers", "live_bytes"}
+    assert stats["realize_seconds"] > 0
+    assert set(loom.memory_stats()) == {"live_buffers", "live_bytes", "peak_bytes"}
+    loom.reset_peak_memory()
+    assert loom.memory_stats()["peak_bytes"] == loom.memory_stats()["live_bytes"]

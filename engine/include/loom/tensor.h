@@ -258,6 +258,7 @@ struct RunStats {
   // output element, a reduction once per input element).
   int64_t work = 0;
   int64_t work_needed = 0;
+  double realize_seconds = 0;  // wall time inside realize: scheduling, compiling, running kernels
 };
 RunStats run_stats();
 void reset_run_stats();

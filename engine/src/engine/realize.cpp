@@ -240,11 +240,12 @@ int64_t run(const std::vector<ExecItem> &items) {
 }
 
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
-  const double t0 = debug_level() >= 1 ? now_ms() : 0;
+  const double t0 = now_ms();
   schedule::Schedule sched = schedule::create_schedule(outputs);
   stats().work_needed += sched.work_needed;
   const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
   schedule::commit(sched);
+  stats().realize_seconds += (now_ms() - t0) * 1e-3;
   if (debug_level() >= 1 && !sched.items.empty())
     std::fprintf(stderr, "realize: %zu kernel%s, work %lld (graph needs %lld), %.3f ms\n", sched.items.size(),
                  sched.items.size() == 1 ? "" : "s", static_cast<long long>(work),
