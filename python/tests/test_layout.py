@@ -84,3 +84,19 @@ def test_writes_through_a_channels_last_copy_stay_in_it():
     tc[:, 1].mul_(10)
     assert_same(lc, tc)
     assert_same(lx, tx)  # the original is a different storage
+
+
+def test_module_to_channels_last_changes_4d_parameters_only_and_computes_the_same():
+    import loom.shim.torch as lt
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Flatten(),
+                             torch.nn.Linear(64, 5))
+    lm = lt.nn.Sequential(lt.nn.Conv2d(3, 4, 3), lt.nn.BatchNorm2d(4), lt.nn.Flatten(), lt.nn.Linear(64, 5))
+    lm.load_state_dict({k: lt.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    tm.to(memory_format=torch.channels_last)
+    lm.to(memory_format=lt.channels_last)
+    for (name, tp), (_, lp) in zip(tm.named_parameters(), lm.named_parameters()):
+        assert lp.stride() == tp.stride(), name
+        assert lp.is_contiguous(memory_format=lt.channels_last) == tp.is_contiguous(memory_format=torch.channels_last)
+    assert_same(lm(lt.from_numpy(x)).detach(), tm(torch.from_numpy(x)).detach(), rtol=1e-5, atol=1e-5)
