@@ -15,8 +15,9 @@ each step's loss, the final parameters and an evaluation of the final net
 (flip test-time augmentation). `replay` loads the state into a fresh network
 and does the same steps. `compare` prints the loss table and fails (exit 1)
 when a step's loss differs by more than rtol or the accuracies by more than
-one point. Env as train.py: DATA, BS, WIDTH, STEPS (here: the schedule's
-length), SEED; EVAL: test images evaluated (256).
+one point. Env as train.py: DATA, BS, WIDTH, STEPS (the steps trained),
+SEED; SCHEDULE: the one-cycle schedule's length (default STEPS; longer: the
+first STEPS steps of a longer run); EVAL: test images evaluated (256).
 """
 import json
 import os
@@ -58,7 +59,8 @@ def realize_seconds():
 def run(net, xs, ys, test):
     """Trains on the batches; returns per-step losses and times, the final state and its evaluation."""
     steps = len(xs)
-    opt, sched = train.make_optimizer(net, steps)
+    total = int(os.environ.get("SCHEDULE", steps))  # the first `steps` of a schedule this long
+    opt, sched = train.make_optimizer(net, total)
     loss_fn = train.make_loss()
     losses, times, realize, ema = [], [], [], None
     for step in range(1, steps + 1):
@@ -66,7 +68,7 @@ def run(net, xs, ys, test):
         loss, _ = train.train_step(net, opt, sched, loss_fn, torch.from_numpy(xs[step - 1]),
                                    torch.from_numpy(ys[step - 1]))
         losses.append(loss.item() / 512)
-        ema = train.update_ema(ema, net, step, steps)
+        ema = train.update_ema(ema, net, step, total)
         times.append(time.perf_counter() - start)
         realize.append(realize_seconds() - inside)
     val_loss, val_acc = train.evaluate(net, test, min(1000, test[0].shape[0]))
