@@ -12,7 +12,9 @@ using uop::UOpRef;
 
 namespace {
 
-const uop::Buffer *buffer_of(const UOpRef &bv) { return uop::root_of(bv)->arg_as<uop::BufferArg>().buffer.get(); }
+const std::shared_ptr<uop::Buffer> &buffer_of(const UOpRef &bv) {
+  return uop::root_of(bv)->arg_as<uop::BufferArg>().buffer;
+}
 
 }  // namespace
 
@@ -29,11 +31,12 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
   // References to each node from the two graphs' nodes and from the
   // schedule's entries; the graphs' nodes in `nodes`.
   NodeMap<long> refs;
+  NodeSet seen, has_buffer;
   for (auto &[node, bv] : sched.realizes) {
     refs[node.get()]++;
     refs[bv.get()]++;
+    has_buffer.insert(node.get());
   }
-  NodeSet seen, has_buffer;
   std::vector<const UOp *> nodes, stack;
   for (const UOpRef *s : {&raw_sink, &sink})
     if (seen.insert(s->get())) stack.push_back(s->get());
@@ -46,7 +49,6 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
       if (seen.insert(s.get())) stack.push_back(s.get());
     }
   }
-  for (auto &[node, bv] : sched.realizes) has_buffer.insert(node.get());
 
   // A node with more strong references than those is held outside (a tensor,
   // a saved value, a graph not realized now). It, or the realized nodes it
@@ -69,12 +71,12 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
 
   NodeSet kept_buffers, transient;
   for (auto &[node, bv] : sched.realizes)
-    if (kept_nodes.contains(node.get()) || donated.contains(node.get())) kept_buffers.insert(buffer_of(bv));
+    if (kept_nodes.contains(node.get()) || donated.contains(node.get())) kept_buffers.insert(buffer_of(bv).get());
   std::vector<std::pair<UOpRef, UOpRef>> realizes;
   for (auto &entry : sched.realizes) {
-    const uop::Buffer *b = buffer_of(entry.second);
-    if (kept_buffers.contains(b)) realizes.push_back(std::move(entry));
-    else if (transient.insert(b)) sched.transient.push_back(uop::root_of(entry.second)->arg_as<uop::BufferArg>().buffer);
+    const std::shared_ptr<uop::Buffer> &b = buffer_of(entry.second);
+    if (kept_buffers.contains(b.get())) realizes.push_back(std::move(entry));
+    else if (transient.insert(b.get())) sched.transient.push_back(b);
   }
   sched.realizes = std::move(realizes);
 }

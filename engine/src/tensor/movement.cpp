@@ -379,14 +379,7 @@ Tensor scatter_add_strided(const Tensor &g, const std::vector<int64_t> &stride, 
 
 std::vector<int64_t> Tensor::strides() const {
   const StridedStorage st = strided_storage(*this);
-  if (st.plain) return st.elements.views[0].strides;
-  std::vector<int64_t> out(shape().size());
-  int64_t step = 1;
-  for (size_t d = out.size(); d-- > 0;) {
-    out[d] = step;
-    step *= std::max<int64_t>(shape()[d], 1);
-  }
-  return out;
+  return st.plain ? st.elements.views[0].strides : shape::contiguous_strides(shape());
 }
 
 int64_t Tensor::storage_offset() const { return strided_storage(*this).offset; }

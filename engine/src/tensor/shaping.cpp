@@ -370,11 +370,10 @@ std::optional<Tensor> unfold_view(const Tensor &x, int64_t d, int64_t size, int6
   strides.push_back(v.strides[dd]);
   Tensor out = make_tensor(uop::view(x.uop(), shape::ShapeTracker{{shape::View::create(shape, strides, v.offset)}}));
   const Shape in_shape = x.shape();
-  const int64_t dim = d;
   return autograd::record(
       "UnfoldBackward", {x}, out,
-      [=](const Tensor &g, const Tensor &) { return autograd::Grads{unfold_backward(g, in_shape, dim, size, step)}; },
-      [=](const Tensor &t) { return t.unfold(dim, size, step); });
+      [=](const Tensor &g, const Tensor &) { return autograd::Grads{unfold_backward(g, in_shape, d, size, step)}; },
+      [=](const Tensor &t) { return t.unfold(d, size, step); });
 }
 }  // namespace
 

@@ -320,12 +320,12 @@ class Module:
         resolve(dev)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
-        if dtype is None and fmt is None:
-            return self
+        if fmt is None:
+            return self if dtype is None else self._cast_floats(dtype)
 
         def convert(t):
             cast = dtype if dtype is not None and t.dtype.is_floating_point else None
-            if fmt is not None and t.ndim in (4, 5):  # as torch: only 4-d and 5-d tensors change layout
+            if t.ndim in (4, 5):  # as torch: only 4-d and 5-d tensors change layout
                 return t.to(dtype=cast, memory_format=fmt)
             return t.to(cast) if cast is not None else t
         return self._apply_tensors(convert)
