@@ -56,7 +56,7 @@ namespace {
 // statistics (whose lazy updates read the forward): nothing still reads the
 // old parameter values when this returns, so the update writes the
 // parameters in place, as torch's optimizer does.
-std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, double *value) {
+std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, Tensor *loss_out) {
   size_t p = 0, r = 0;
   auto bn_gelu = [&](const Tensor &h) {
     Tensor out = nn::batch_norm(h, net.running[r], net.running[r + 1], net.params[p], net.params[p + 1],
@@ -76,18 +76,21 @@ std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y
   h = nn::linear(h, net.params[p], net.params[p + 1]);
   Tensor loss = nn::cross_entropy(h, y, std::nullopt, "mean", kSmoothing);
   std::vector<Tensor> grads = autograd::grad({loss}, net.params);
-  *value = loss.item();
+  *loss_out = loss.detach();
   std::vector<Tensor> done = grads;
   done.insert(done.end(), net.running.begin(), net.running.end());
+  done.push_back(*loss_out);
   realize_all(done);
   return grads;
 }
 
 }  // namespace
 
-double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
-  double value = 0;
-  const std::vector<Tensor> grads = loss_and_grads(net, x, y, &value);
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) { return hlb_step_loss(net, x, y).item(); }
+
+Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y) {
+  Tensor loss;
+  const std::vector<Tensor> grads = loss_and_grads(net, x, y, &loss);
   autograd::NoGradGuard no_grad;
   // torch.optim.SGD(nesterov=True, weight_decay): g += wd * p; buf = m * buf + g; p -= lr * (g + m * buf).
   for (size_t i = 0; i < net.params.size(); ++i) {
@@ -98,7 +101,7 @@ double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) {
   std::vector<Tensor> state = net.params;
   state.insert(state.end(), net.momentum.begin(), net.momentum.end());
   realize_all(state);
-  return value;
+  return loss;
 }
 
 HlbBench make_hlb_bench(int64_t batch) {

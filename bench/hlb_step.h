@@ -25,6 +25,9 @@ struct HlbNet {
 HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t seed);
 // One training step on (x, y); returns the loss (realized).
 double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y);
+// The same step, returning the loss as a realized 0-d tensor (no host read:
+// the step can run under loom::Jit).
+Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y);
 
 // The benchmarks' setup: the 64/256/512 net (seed 7) and a batch of random
 // images and labels (seed 11), with the spec that runs the same in libtorch.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/pipeline.h"
+#include "engine/capture.h"
 #include "renderer/c_renderer.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -126,18 +127,7 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
 
 void ensure_allocated(uop::Buffer &b) {
   if (b.allocated()) return;
-  const size_t bytes = static_cast<size_t>(b.size) * itemsize(b.dtype);
-  std::shared_ptr<void> mem = runtime::default_device().allocate(bytes);
-  g_live_buffers++;
-  const int64_t live = g_live_bytes += static_cast<int64_t>(bytes);
-  for (int64_t peak = g_peak_bytes.load(); live > peak && !g_peak_bytes.compare_exchange_weak(peak, live);) {
-  }
-  // The count drops when the last owner of the memory lets go.
-  b.mem = std::shared_ptr<void>(mem.get(), [mem, bytes](void *) mutable {
-    g_live_buffers--;
-    g_live_bytes -= static_cast<int64_t>(bytes);
-    mem.reset();
-  });
+  b.mem = allocate_tracked(static_cast<size_t>(b.size) * itemsize(b.dtype));
   stats().buffers_allocated++;
 }
 
@@ -164,17 +154,24 @@ size_t set_kernel_cache_limit(size_t limit) {
 MemoryStats memory_stats() { return {g_live_buffers.load(), g_live_bytes.load(), g_peak_bytes.load()}; }
 void reset_peak_memory() { g_peak_bytes = g_live_bytes.load(); }
 
+std::shared_ptr<void> allocate_tracked(size_t bytes) {
+  std::shared_ptr<void> mem = runtime::default_device().allocate(bytes);
+  g_live_buffers++;
+  const int64_t live = g_live_bytes += static_cast<int64_t>(bytes);
+  for (int64_t peak = g_peak_bytes.load(); live > peak && !g_peak_bytes.compare_exchange_weak(peak, live);) {
+  }
+  // The count drops when the last owner of the memory lets go.
+  return std::shared_ptr<void>(mem.get(), [mem, bytes](void *) mutable {
+    g_live_buffers--;
+    g_live_bytes -= static_cast<int64_t>(bytes);
+    mem.reset();
+  });
+}
+
 void *buffer_data(uop::Buffer &buf) {
   ensure_allocated(buf);
   return buf.data();
 }
-void copy_in(uop::Buffer &buf, const void *host, size_t bytes) {
-  if (bytes) runtime::default_device().copy_in(buffer_data(buf), host, bytes);
-}
-void copy_out(void *host, uop::Buffer &buf, size_t bytes) {
-  if (bytes) runtime::default_device().copy_out(host, buffer_data(buf), bytes);
-}
-
 std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   std::vector<std::string> out;
   for (auto &k : render(outputs))
@@ -198,6 +195,7 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     const codegen::Program &prog = kernels[i]->program;
     ExecItem e;
     e.name = sched.items[i].name;
+    e.ast = sched.items[i].ast;
     e.program = kernels[i]->compiled;
     e.bufs = sched.items[i].bufs;
     e.global_size = prog.global_range ? static_cast<int64_t>(prog.global_range->src[0]->const_value()) : 1;
@@ -228,6 +226,7 @@ int64_t run(const std::vector<ExecItem> &items) {
     const double ms = timed ? now_ms() - k0 : 0;
     for (auto &b : e.release) b->mem.reset();
     stats().kernels_run++;
+    record_launch(e);
     work += e.work;
     if (debug_level() >= 2)
       std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld\n",
@@ -242,6 +241,7 @@ int64_t run(const std::vector<ExecItem> &items) {
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   const double t0 = now_ms();
   schedule::Schedule sched = schedule::create_schedule(outputs);
+  stats().schedules++;
   stats().work_needed += sched.work_needed;
   const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
   schedule::commit(sched);

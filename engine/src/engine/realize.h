@@ -17,6 +17,7 @@ namespace loom::engine {
 // slots and its launch size. What a JIT captures and replays.
 struct ExecItem {
   std::string name;
+  uop::UOpRef ast;  // the kernel's AST (the kernel cache's key)
   std::shared_ptr<const runtime::Program> program;
   std::vector<std::shared_ptr<uop::Buffer>> bufs;
   int64_t global_size = 1;  // trip count of the outermost loop
@@ -56,9 +57,13 @@ size_t set_kernel_cache_limit(size_t limit);
 MemoryStats memory_stats();
 void reset_peak_memory();
 
-// Device memory behind a buffer: allocated (zero-filled) on first use.
+// Device memory behind a buffer: allocated on first use (contents unspecified).
 void *buffer_data(uop::Buffer &buf);
-void copy_in(uop::Buffer &buf, const void *host, size_t bytes);
-void copy_out(void *host, uop::Buffer &buf, size_t bytes);
+// Device memory counted in memory_stats() until its last owner drops it.
+std::shared_ptr<void> allocate_tracked(size_t bytes);
+// Host <-> device copies; under a capture (engine/capture.h) each is recorded
+// as a host step.
+void copy_in(const std::shared_ptr<uop::Buffer> &buf, const void *host, size_t bytes);
+void copy_out(void *host, const std::shared_ptr<uop::Buffer> &buf, size_t bytes);
 
 }  // namespace loom::engine

@@ -5,6 +5,7 @@
 
 #include "autograd/impl.h"
 #include "nn/nn_util.h"
+#include "tensor/host_check.h"
 
 namespace loom::nn {
 
@@ -69,13 +70,14 @@ void check_index_target(const Tensor &input, const Tensor &target, int64_t ignor
                      " for input of size " + shape_of(input));
   if (target.numel() == 0) return;
   const int64_t classes = input.shape()[class_dim(input)];
-  const HostTensor h = target.to_host();
-  for (int64_t i = 0; i < h.numel(); i++) {
-    const auto v = static_cast<int64_t>(h.get(i));
-    if (v != ignore_index && (v < 0 || v >= classes))
-      throw IndexError(std::string(op) + ": Target " + std::to_string(v) + " is out of bounds (" +
-                       std::to_string(classes) + " classes).");
-  }
+  tensor::check_on_host(target, [ignore_index, classes, op](const HostTensor &h) {
+    for (int64_t i = 0; i < h.numel(); i++) {
+      const auto v = static_cast<int64_t>(h.get(i));
+      if (v != ignore_index && (v < 0 || v >= classes))
+        throw IndexError(std::string(op) + ": Target " + std::to_string(v) + " is out of bounds (" +
+                         std::to_string(classes) + " classes).");
+    }
+  });
 }
 
 // nll over log-probabilities `logp` (compute dtype) and class-index targets.

@@ -38,6 +38,8 @@ class Device {
   // Host <-> device copies of `bytes` bytes.
   virtual void copy_in(void *dst, const void *host, size_t bytes) = 0;
   virtual void copy_out(void *host, const void *src, size_t bytes) = 0;
+  // A copy between two of its buffers.
+  virtual void copy(void *dst, const void *src, size_t bytes) = 0;
   // One program per source, in order; misses compile in parallel.
   virtual std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                               CompileStats &stats) = 0;

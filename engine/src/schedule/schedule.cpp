@@ -540,6 +540,8 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   return sched;
 }
 
+void forget_dead_realized() { forget_dead(); }
+
 void commit(const Schedule &sched) {
   for (auto &[node, bv] : sched.realizes) remember_realized(node, bv);
 }

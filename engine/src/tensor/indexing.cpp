@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "autograd/impl.h"
-#include "engine/realize.h"
+#include "tensor/host_check.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -43,26 +43,17 @@ void check_range(const T *v, int64_t n, int64_t lo, int64_t hi, const std::funct
     if (v[i] < lo || v[i] >= hi) throw IndexError(msg(static_cast<int64_t>(v[i])));
 }
 
-// Realizes `index` and checks every value is in [lo, hi), reading the realized
-// buffer in place (the kernel that uses the index reads the same buffer).
-void check_values(const Tensor &index, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
-  if (index.numel() == 0) return;
-  if (index.dtype() == DType::Int64 || index.dtype() == DType::Int32) {
-    // A whole buffer; realized in the index's own handle when it already is one.
-    const UOpRef r = row_major(index.uop());
-    Tensor c = r == index.uop() ? index : make_tensor(r);
-    c.realize();
-    auto &buf = *base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
-    const void *data = engine::buffer_data(buf);
-    if (index.dtype() == DType::Int64) check_range(static_cast<const int64_t *>(data), c.numel(), lo, hi, msg);
-    else check_range(static_cast<const int32_t *>(data), c.numel(), lo, hi, msg);
-    return;
-  }
-  const HostTensor h = index.to_host();
-  for (int64_t i = 0; i < h.numel(); i++) {
-    const int64_t v = static_cast<int64_t>(h.get(i));
-    if (v < lo || v >= hi) throw IndexError(msg(v));
-  }
+// Checks every value of `index` is in [lo, hi) (tensor/host_check.h).
+void check_values(const Tensor &index, int64_t lo, int64_t hi, std::function<std::string(int64_t)> msg) {
+  check_on_host(index, [lo, hi, msg = std::move(msg)](const HostTensor &h) {
+    const void *data = h.storage->data();
+    if (h.dtype == DType::Int64) return check_range(static_cast<const int64_t *>(data), h.numel(), lo, hi, msg);
+    if (h.dtype == DType::Int32) return check_range(static_cast<const int32_t *>(data), h.numel(), lo, hi, msg);
+    for (int64_t i = 0; i < h.numel(); i++) {
+      const int64_t v = static_cast<int64_t>(h.get(i));
+      if (v < lo || v >= hi) throw IndexError(msg(v));
+    }
+  });
 }
 
 void require_int64(const Tensor &index, const char *op) {
@@ -102,7 +93,7 @@ Checked check_gather_like(const Tensor &self, int64_t dim, const Tensor &index, 
                   " to be smaller than src " + list_str(src->shape()) + " at dimension " + std::to_string(k));
   }
   const int64_t n = x.shape()[d];
-  check_values(ix, 0, n, [&](int64_t v) {
+  check_values(ix, 0, n, [op, d, n](int64_t v) {
     return std::string(op) + "(): index " + std::to_string(v) + " is out of bounds for dimension " +
            std::to_string(d) + " with size " + std::to_string(n);
   });
@@ -188,7 +179,7 @@ Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
   Tensor x = ndim() == 0 ? reshape({1}) : *this;
   const int64_t d = wrap_dim(dim, x.ndim(), "index_select");
   const int64_t n = x.shape()[d], m = index.numel();
-  check_values(index, 0, n, [&](int64_t) { return std::string("index_select(): index out of range in self"); });
+  check_values(index, 0, n, [](int64_t) { return std::string("index_select(): index out of range in self"); });
   // A 0-d self stays 0-d whatever the index's length (torch's CPU kernel does the same).
   if (ndim() == 0) return m == 0 ? Tensor::zeros({}, dtype()) : where(*this, *this);
   Shape out = x.shape();
@@ -247,7 +238,7 @@ Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
   if (ndim() == 0) throw IndexError("index(): too many indices for tensor of dimension 0");
   const int64_t d = wrap_dim(dim, ndim(), "index");
   const int64_t n = shape()[d];
-  check_values(idx, -n, n, [&](int64_t v) {
+  check_values(idx, -n, n, [d, n](int64_t v) {
     return "index " + std::to_string(v) + " is out of bounds for dimension " + std::to_string(d) + " with size " +
            std::to_string(n);
   });

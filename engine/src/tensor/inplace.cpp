@@ -226,7 +226,7 @@ Tensor &Tensor::assign(const Tensor &value) {
   target->uop = updated.uop();
   ++*target->version_counter();
   refresh_views(target, before);
-  note_update(target);
+  note_update(target, before);
   return *this;
 }
 

@@ -3,6 +3,7 @@
 // and shifts. Integer arithmetic wraps, as every integer kernel does.
 // floor_divide and remainder take floating inputs too, with torch's formulas.
 #include "autograd/impl.h"
+#include "tensor/host_check.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -52,9 +53,10 @@ DType integer_type(const Tensor &a, const Tensor &b, const char *op) {
 // torch raises ZeroDivisionError for an integer division by zero; that needs
 // the divisor's values, as torch's kernel has them.
 void check_no_zero(const Tensor &divisor, const char *op) {
-  HostTensor h = divisor.to_host();
-  for (int64_t i = 0; i < h.numel(); i++)
-    if (h.get_int(i) == 0) throw Error(std::string(op) + ": ZeroDivisionError (an integer divisor is 0)");
+  check_on_host(divisor, [op](const HostTensor &h) {
+    for (int64_t i = 0; i < h.numel(); i++)
+      if (h.get_int(i) == 0) throw Error(std::string(op) + ": ZeroDivisionError (an integer divisor is 0)");
+  });
 }
 
 // (a, b) broadcast and cast to dt, with the quotient and C remainder of a / b.

@@ -1,6 +1,7 @@
 #include "tensor/pending.h"
 
 #include <mutex>
+#include <utility>
 
 #include "autograd/impl.h"
 #include "engine/realize.h"
@@ -24,9 +25,14 @@ bool computed(const UOpRef &u) {
   return root == Op::Buffer || root == Op::Const;
 }
 
+thread_local UpdateObserver *g_observer = nullptr;
+
 }  // namespace
 
-void note_update(const std::shared_ptr<TensorImpl> &target) {
+UpdateObserver *set_update_observer(UpdateObserver *observer) { return std::exchange(g_observer, observer); }
+
+void note_update(const std::shared_ptr<TensorImpl> &target, const UOpRef &before) {
+  if (g_observer) (*g_observer)(target, before);
   if (computed(target->uop)) return;
   auto &p = pending();
   std::lock_guard<std::mutex> l(p.mu);
@@ -44,6 +50,7 @@ std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
       if (auto t = w.lock(); t && !computed(t->uop)) targets.push_back(std::move(t));
     p.targets.clear();
   }
+  if (outs.empty() && targets.empty()) return {};
   std::vector<UOpRef> all = outs;
   for (auto &t : targets) all.push_back(t->uop);
   std::vector<UOpRef> done = engine::realize(all);

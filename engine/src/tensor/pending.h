@@ -5,6 +5,7 @@
 // (running statistics, momentum, weights), not a chain of every step's graphs
 // and the buffers they read.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -12,8 +13,13 @@
 
 namespace loom::tensor {
 
-// Records that `target` holds an update not computed yet.
-void note_update(const std::shared_ptr<TensorImpl> &target);
+// Records that `target` holds an update not computed yet; `before` is its
+// value before the update.
+void note_update(const std::shared_ptr<TensorImpl> &target, const UOpRef &before);
+// While set, sees every note_update on this thread (the JIT's capture tracks
+// the tensors a call updates). Returns the previous observer.
+using UpdateObserver = std::function<void(const std::shared_ptr<TensorImpl> &target, const UOpRef &before)>;
+UpdateObserver *set_update_observer(UpdateObserver *observer);
 // engine::realize of `outs` and of every pending update, in one schedule.
 std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs);
 // `impl` took the buffer `now` for its value `before`: its live views that

@@ -3,7 +3,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <utility>
+
+#include "engine/capture.h"
 
 #include "tensor/ops_util.h"
 
@@ -48,6 +51,25 @@ std::vector<double> uniform(int64_t n, int bits = 24) {
 void check_float(DType dt, const char *op) {
   if (!is_float(dt)) throw TypeError(std::string(op) + ": expected a floating point dtype, got " + dtype_name(dt));
 }
+
+HostTensor host_values(const std::vector<double> &v, const Shape &shape, DType dtype) {
+  HostTensor h = HostTensor::contiguous(dtype, shape);
+  for (size_t i = 0; i < v.size(); i++) h.set(static_cast<int64_t>(i), v[i]);
+  return h;
+}
+
+// A tensor of values drawn now. Under a JIT capture each replay draws again
+// (the generator's counter advances as an eager call's would) into the buffer
+// the replay binds.
+Tensor drawn(std::function<HostTensor()> draw) {
+  Tensor t = Tensor::from_host(draw());
+  const auto &buf = base_of(t.uop())->arg_as<uop::BufferArg>().buffer;
+  engine::capture_refill(buf, [draw = std::move(draw)](uop::Buffer &b) {
+    const HostTensor h = draw();
+    engine::write_buffer(b, h.storage->data(), h.storage->size());
+  });
+  return t;
+}
 }  // namespace
 
 void Tensor::manual_seed(uint64_t seed) {
@@ -58,17 +80,19 @@ void Tensor::manual_seed(uint64_t seed) {
 Tensor Tensor::rand(const Shape &shape, DType dtype) {
   check_float(dtype, "rand");
   int bits = dtype == DType::Float16 ? 11 : dtype == DType::BFloat16 ? 8 : 24;
-  return from_vector(uniform(shape::prod(shape), bits), shape, dtype);
+  return drawn([=] { return host_values(uniform(shape::prod(shape), bits), shape, dtype); });
 }
 
 Tensor Tensor::randn(const Shape &shape, DType dtype) {
   check_float(dtype, "randn");
-  int64_t n = shape::prod(shape);
-  auto u = uniform(2 * n);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i++)  // Box-Muller; 1 - u keeps the log argument in (0, 1]
-    v[i] = std::sqrt(-2.0 * std::log(1.0 - u[2 * i])) * std::cos(2.0 * M_PI * u[2 * i + 1]);
-  return from_vector(v, shape, dtype);
+  return drawn([=] {
+    const int64_t n = shape::prod(shape);
+    auto u = uniform(2 * n);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++)  // Box-Muller; 1 - u keeps the log argument in (0, 1]
+      v[i] = std::sqrt(-2.0 * std::log(1.0 - u[2 * i])) * std::cos(2.0 * M_PI * u[2 * i + 1]);
+    return host_values(v, shape, dtype);
+  });
 }
 
 namespace {
@@ -84,7 +108,7 @@ std::pair<int64_t, int64_t> integer_range(DType dt) {
   }
 }
 
-std::vector<double> integers(int64_t n, int64_t low, int64_t high, DType dtype, const char *op) {
+void check_bounds(int64_t low, int64_t high, DType dtype, const char *op) {
   if (low >= high)
     throw Error(std::string(op) + ": expects 'from' to be less than 'to', but got from=" + std::to_string(low) +
                 " >= to=" + std::to_string(high));
@@ -95,6 +119,9 @@ std::vector<double> integers(int64_t n, int64_t low, int64_t high, DType dtype, 
     if (high - 1 < min || high - 1 > max)
       throw Error(std::string(op) + ": to - 1 is out of bounds for " + dtype_name(dtype));
   }
+}
+
+std::vector<double> integers(int64_t n, int64_t low, int64_t high) {
   auto u = uniform(n, 32);
   std::vector<double> v(static_cast<size_t>(n));
   const double span = static_cast<double>(high) - static_cast<double>(low);
@@ -104,7 +131,8 @@ std::vector<double> integers(int64_t n, int64_t low, int64_t high, DType dtype, 
 }  // namespace
 
 Tensor Tensor::randint(int64_t low, int64_t high, const Shape &shape, DType dtype) {
-  return from_vector(integers(shape::prod(shape), low, high, dtype, "randint"), shape, dtype);
+  check_bounds(low, high, dtype, "randint");
+  return drawn([=] { return host_values(integers(shape::prod(shape), low, high), shape, dtype); });
 }
 
 namespace {
@@ -134,12 +162,14 @@ Tensor Tensor::randperm(int64_t n, DType dtype) {
   if (n < 0) throw Error("randperm: n must be non-negative, got " + std::to_string(n));
   if (dtype == DType::Bool) unsupported_dtype("randperm", dtype);
   check_randperm_range(n, dtype);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i);
-  auto u = uniform(n, 32);
-  for (int64_t i = n - 1; i > 0; i--)  // Fisher-Yates
-    std::swap(v[i], v[static_cast<int64_t>(u[i] * static_cast<double>(i + 1))]);
-  return from_vector(v, {n}, dtype);
+  return drawn([=] {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i);
+    auto u = uniform(n, 32);
+    for (int64_t i = n - 1; i > 0; i--)  // Fisher-Yates
+      std::swap(v[i], v[static_cast<int64_t>(u[i] * static_cast<double>(i + 1))]);
+    return host_values(v, {n}, dtype);
+  });
 }
 
 Tensor &Tensor::uniform_(double from, double to) {
@@ -148,13 +178,15 @@ Tensor &Tensor::uniform_(double from, double to) {
     throw Error("uniform_: expects to return a [from, to) range, but found from=" + std::to_string(from) +
                 " > to=" + std::to_string(to));
   // Drawn in float64 and rounded to the dtype; a value that rounds up to `to` becomes `from`.
-  HostTensor h = HostTensor::contiguous(dtype(), shape());
-  auto u = uniform(numel(), 32);
-  for (int64_t i = 0; i < numel(); i++) {
-    h.set(i, from + u[i] * (to - from));
-    if (h.get(i) >= to && to > from) h.set(i, from);
-  }
-  return assign(from_host(h));
+  return assign(drawn([from, to, dtype = dtype(), shape = shape()] {
+    HostTensor h = HostTensor::contiguous(dtype, shape);
+    auto u = uniform(h.numel(), 32);
+    for (int64_t i = 0; i < h.numel(); i++) {
+      h.set(i, from + u[i] * (to - from));
+      if (h.get(i) >= to && to > from) h.set(i, from);
+    }
+    return h;
+  }));
 }
 
 Tensor &Tensor::normal_(double mean, double std) {
@@ -164,7 +196,10 @@ Tensor &Tensor::normal_(double mean, double std) {
 }
 
 Tensor &Tensor::random_(int64_t low, int64_t high) {
-  return assign(from_vector(integers(numel(), low, high, dtype(), "random_"), shape(), dtype()));
+  check_bounds(low, high, dtype(), "random_");
+  return assign(drawn([low, high, dtype = dtype(), shape = shape()] {
+    return host_values(integers(shape::prod(shape), low, high), shape, dtype);
+  }));
 }
 
 }  // namespace loom

@@ -74,7 +74,7 @@ Tensor Tensor::from_host(const HostTensor &host) {
                 " differ in rank");
   int64_t n = host.storage_numel();
   auto buf = uop::Buffer::create(host.dtype, n);
-  engine::copy_in(*buf, host.storage->data(), static_cast<size_t>(n) * itemsize(host.dtype));
+  engine::copy_in(buf, host.storage->data(), static_cast<size_t>(n) * itemsize(host.dtype));
   auto v = shape::View::create(host.shape, host.strides, host.offset);
   if (!v.empty()) {
     auto [lo, hi] = v.index_bounds();
@@ -155,7 +155,7 @@ HostTensor Tensor::to_host() const {
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
   HostTensor h = HostTensor::contiguous(dtype(), shape());
   // An `empty` never written to reads as zeros (the device zero-fills).
-  engine::copy_out(h.storage->data(), *buf, static_cast<size_t>(numel()) * itemsize(dtype()));
+  engine::copy_out(h.storage->data(), buf, static_cast<size_t>(numel()) * itemsize(dtype()));
   return h;
 }
 

@@ -15,6 +15,8 @@ struct Buffer {
   std::shared_ptr<void> mem;
 
   static std::shared_ptr<Buffer> create(DType dtype, int64_t size);
+  // The id the next created buffer gets: buffers with a smaller id existed before.
+  static int64_t next_id();
   void *data() const { return mem.get(); }
   bool allocated() const { return mem != nullptr; }
 };

@@ -29,10 +29,15 @@ bool is_commutative(Op op) {
 }
 bool is_comparison(Op op) { return op >= Op::CmpLt && op <= Op::CmpNe; }
 
+namespace {
+std::atomic<int64_t> g_next_buffer_id{0};
+}
+
+int64_t Buffer::next_id() { return g_next_buffer_id.load(); }
+
 std::shared_ptr<Buffer> Buffer::create(DType dtype, int64_t size) {
-  static std::atomic<int64_t> next_id{0};
   auto b = std::make_shared<Buffer>();
-  b->id = next_id++;
+  b->id = g_next_buffer_id++;
   b->dtype = dtype;
   b->size = size;
   return b;

@@ -1,0 +1,488 @@
+// loom::Jit (loom/jit.h): the Tensor side of capture and replay. The engine
+// records the steps (engine/capture.h); this file decides what each buffer of
+// a capture is on replay — an input, a tensor updated in place (and its
+// .grad), an output, the capture's own memory, or a buffer read as captured —
+// and moves tensors onto the buffers a replay wrote.
+#include "loom/jit.h"
+
+#include <cstdlib>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "autograd/impl.h"
+#include "engine/capture.h"
+#include "schedule/schedule.h"
+#include "tensor/ops_util.h"
+#include "tensor/pending.h"
+
+namespace loom {
+
+using namespace tensor;
+using BufferPtr = std::shared_ptr<uop::Buffer>;
+using ImplPtr = std::shared_ptr<TensorImpl>;
+
+namespace {
+
+bool direct_buffer_view(const UOpRef &u) {
+  return u->op == Op::Buffer || (u->op == Op::View && u->src[0]->op == Op::Buffer);
+}
+const BufferPtr &buffer_of(const UOpRef &u) { return root_of(u)->arg_as<uop::BufferArg>().buffer; }
+UOpRef view_of(const BufferPtr &b, const shape::ShapeTracker &st) {
+  return view(UOp::make(Op::Buffer, b->dtype, {}, uop::BufferArg{b}), st);
+}
+
+// Makes t's value a view of one buffer: realizes it, copying a constant or a
+// nested view into a buffer of its own (the handle keeps its identity, so an
+// in-place update by the function still reaches the caller's tensor).
+void bufferize(const Tensor &t) {
+  if (direct_buffer_view(t.uop())) return;
+  Tensor handle = t;
+  handle.realize();
+  if (direct_buffer_view(t.uop())) return;
+  Tensor copy = make_tensor(row_major(t.uop()));
+  copy.realize();
+  TensorImpl::of(t)->uop = copy.uop();
+}
+
+// Whether nothing but the tensor and its live views reads its buffer (its
+// value is a direct view of one).
+bool only_holder(const TensorImpl &impl) {
+  const UOpRef &u = impl.uop;
+  const UOpRef &node = u->op == Op::Buffer ? u : u->src[0];  // the BUFFER node
+  long same = 1, over = 0;  // views with the tensor's own node; views over the BUFFER node
+  for (auto &w : impl.views)
+    if (auto v = w.lock()) {
+      if (v->uop == u) same++;
+      else if (v->uop->op == Op::View && v->uop->src[0] == node) over++;
+    }
+  if (u->op == Op::Buffer) return node.use_count() <= same + over;
+  return u.use_count() <= same && node.use_count() <= 1 + over;
+}
+
+std::string layout_str(const Tensor &t) {
+  return shape_str(t.shape()) + " " + dtype_name(t.dtype()) + " strides " + shape_str(t.strides()) + " offset " +
+         std::to_string(t.storage_offset());
+}
+
+// A kernel's AST as text with its constants apart, so kernels of two calls
+// compare without holding their graphs (which would keep lazy nodes alive).
+struct KernelText {
+  std::string name, structure;
+  std::vector<double> constants;
+};
+KernelText kernel_text(const engine::ExecItem &e) {
+  KernelText k{e.name, {}, {}};
+  std::unordered_map<const UOp *, size_t> ids;
+  for (const UOpRef &u : uop::toposort(e.ast)) {
+    ids.emplace(u.get(), ids.size());
+    k.structure += std::to_string(static_cast<int>(u->op)) + ":" + std::to_string(static_cast<int>(u->dtype));
+    for (auto &s : u->src) k.structure += "," + std::to_string(ids.at(s.get()));
+    if (u->op == Op::Const) k.constants.push_back(u->const_value());
+    else k.structure += " " + uop::arg_str(u->arg);
+    k.structure += ";";
+  }
+  return k;
+}
+
+bool same_number(double a, double b) { return a == b || (a != a && b != b); }
+
+std::string num(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.9g", v);
+  return s;
+}
+
+}  // namespace
+
+bool jit_enabled() {
+  const char *e = std::getenv("LOOM_JIT");
+  return !(e && std::string(e) == "0");
+}
+
+struct Jit::Impl {
+  Fn fn;
+  std::string name;
+  int64_t calls = 0;
+  size_t n_tensors = 0, n_scalars = 0, n_baked = 0;
+  std::vector<double> baked;
+  std::vector<KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
+
+  // A tensor the capture updates in place: read from `in`, left in `out`.
+  struct State {
+    std::weak_ptr<TensorImpl> impl;
+    int arg = -1;  // the input whose buffer it is (its handle's tensor is the state on replay)
+    int in = -1, out = -1, grad = -1;  // slots; grad: a .grad the function left in a buffer of its own
+    shape::ShapeTracker in_st, out_st, grad_st;
+    int64_t versions = 0;  // version bumps per call
+  };
+  struct Input {
+    int slot = -1;
+    shape::ShapeTracker st;
+    DType dtype = DType::Float32;
+    int64_t buffer_size = 0;
+    int same_as = -1;  // an earlier input on the same buffer
+  };
+  struct Output {
+    int slot = -1;  // -1: a constant, `value`
+    UOpRef value;
+    shape::ShapeTracker st;
+  };
+  std::optional<engine::ReplayGraph> graph;
+  std::vector<Input> inputs;
+  std::vector<int> scalar_slots;
+  std::vector<State> states;
+  std::vector<Output> outputs;
+
+  std::string who() const { return "Jit '" + name + "'"; }
+  void check_counts(const std::vector<Tensor> &t, const std::vector<double> &s, const std::vector<double> &b);
+  std::vector<Tensor> scalar_tensors(const std::vector<double> &s) const;
+  std::vector<Tensor> eager(const std::vector<Tensor> &t, const std::vector<double> &s);
+  std::vector<Tensor> capture(const std::vector<Tensor> &t, const std::vector<double> &s);
+  std::vector<Tensor> replay(const std::vector<Tensor> &t, const std::vector<double> &s);
+  void check_outputs(const std::vector<Tensor> &outs) const;
+};
+
+void Jit::Impl::check_counts(const std::vector<Tensor> &t, const std::vector<double> &s,
+                             const std::vector<double> &b) {
+  if (calls == 0) {
+    n_tensors = t.size(), n_scalars = s.size(), n_baked = b.size();
+    baked = b;
+    return;
+  }
+  auto expect = [&](const char *what, size_t want, size_t got) {
+    if (want != got)
+      throw Error(who() + ": called with " + std::to_string(got) + " " + what + ", but its first call had " +
+                  std::to_string(want));
+  };
+  expect("tensors", n_tensors, t.size());
+  expect("scalars", n_scalars, s.size());
+  expect("baked values", n_baked, b.size());
+  for (size_t i = 0; i < b.size(); i++)
+    if (!same_number(b[i], baked[i]))
+      throw Error(who() + ": baked value " + std::to_string(i) + " was " + num(baked[i]) + " when captured and is " +
+                  num(b[i]) + " now; a value that changes between calls must be passed as a scalar");
+}
+
+std::vector<Tensor> Jit::Impl::scalar_tensors(const std::vector<double> &s) const {
+  std::vector<Tensor> out;
+  for (double v : s) out.push_back(Tensor::from_vector({v}, {}, DType::Float64));
+  return out;
+}
+
+void Jit::Impl::check_outputs(const std::vector<Tensor> &outs) const {
+  for (size_t i = 0; i < outs.size(); i++)
+    if (outs[i].requires_grad())
+      throw Error(who() + ": output " + std::to_string(i) +
+                  " requires grad, but a replay's outputs carry no autograd graph; call backward() inside the "
+                  "function and return detached values");
+}
+
+std::vector<Tensor> Jit::Impl::eager(const std::vector<Tensor> &t, const std::vector<double> &s) {
+  realize_with_updates({});
+  std::vector<Tensor> outs = fn(JitArgs{t, scalar_tensors(s)});
+  check_outputs(outs);
+  realize_all(outs);
+  return outs;
+}
+
+std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::vector<double> &s) {
+  realize_with_updates({});  // updates made before the call are not part of it
+  for (const Tensor &x : t) bufferize(x);
+  JitArgs args{t, scalar_tensors(s)};
+  const int64_t first_new = uop::Buffer::next_id();
+  // The inputs as the call gets them (the function may update them).
+  std::vector<BufferPtr> input_bufs;
+  std::unordered_map<const uop::Buffer *, int> role_input;  // buffer -> input
+  inputs.assign(t.size(), Input{});
+  for (size_t i = 0; i < t.size(); i++) {
+    input_bufs.push_back(buffer_of(t[i].uop()));
+    Input &in = inputs[i];
+    in.st = tracker_of(t[i].uop());
+    in.dtype = input_bufs[i]->dtype;
+    in.buffer_size = input_bufs[i]->size;
+    if (auto [it, fresh] = role_input.emplace(input_bufs[i].get(), static_cast<int>(i)); !fresh) in.same_as = it->second;
+  }
+
+  // The tensors the call updates, with the buffer and layout of their value
+  // before the first update (not the value node itself: holding it would make
+  // the scheduler copy where it writes in place).
+  struct Seen {
+    ImplPtr impl;
+    BufferPtr in;  // null: the value was not in a buffer
+    shape::ShapeTracker in_st;
+    int64_t version;
+  };
+  std::vector<Seen> seen;
+  std::unordered_map<const TensorImpl *, size_t> seen_at;
+  UpdateObserver observer = [&](const ImplPtr &target, const UOpRef &before) {
+    if (!seen_at.emplace(target.get(), seen.size()).second) return;
+    const bool buffered = root_of(before)->op == Op::Buffer;
+    seen.push_back({target, buffered ? buffer_of(before) : nullptr, tracker_of(before),
+                    target->version ? *target->version - 1 : 0});
+  };
+  engine::Capture cap;
+  std::vector<Tensor> outs;
+  {
+    engine::CaptureScope scope(cap);
+    UpdateObserver *prev = set_update_observer(&observer);
+    try {
+      std::vector<Tensor> returned = fn(args);
+      check_outputs(returned);
+      realize_all(returned);
+      // New handles, as a replay returns: the function's own may hold an
+      // autograd graph (detach() keeps its base) and with it values of the call.
+      for (const Tensor &r : returned) outs.push_back(Tensor(r.uop()));
+    } catch (...) {
+      set_update_observer(prev);
+      throw;
+    }
+    set_update_observer(prev);
+  }
+
+  // A number baked into a kernel that changed since call 1 would stay at its
+  // captured value on every replay.
+  {
+    std::vector<KernelText> now;
+    for (auto &st : cap.steps)
+      if (st.kernel) now.push_back(kernel_text(*st.kernel));
+    if (now.size() == first_kernels.size())
+      for (size_t i = 0; i < now.size(); i++) {
+        const KernelText &a = first_kernels[i], &b = now[i];
+        if (a.structure != b.structure) continue;
+        size_t c = 0;
+        while (c < a.constants.size() && same_number(a.constants[c], b.constants[c])) c++;
+        if (c == a.constants.size()) continue;
+        throw Error(who() + ": the number " + num(a.constants[c]) + " in kernel " + b.name + " on call 1 is " +
+                    num(b.constants[c]) + " on call 2; a value that changes between calls must be passed as a "
+                    "scalar, or it stays baked into the capture");
+      }
+    first_kernels.clear();
+  }
+
+  // Roles of the buffers.
+  std::unordered_map<const uop::Buffer *, char> bound;  // buffers bound on replay: 'b' bound, 'f' fresh
+  for (auto &b : input_bufs) bound[b.get()] = 'b';
+  for (auto &x : args.scalars) bound[buffer_of(x.uop()).get()] = 'b';
+
+  struct StateBuffers {
+    BufferPtr in, out, grad;
+  };
+  std::vector<StateBuffers> state_bufs;
+  states.clear();
+  for (Seen &sn : seen) {
+    if (!sn.in) {
+      // Its value was not in a buffer when the call began (a constant such as
+      // zeros()): it is now, so the next call captures again.
+      graph.reset();
+      calls = 1;
+      return outs;
+    }
+    const BufferPtr &in = sn.in;
+    if (in->id >= first_new) continue;  // made by the call itself
+    LOOM_CHECK(direct_buffer_view(sn.impl->uop), "Jit: an updated tensor was not realized");
+    State st;
+    st.impl = sn.impl;
+    st.in_st = sn.in_st;
+    st.out_st = tracker_of(sn.impl->uop);
+    st.versions = (sn.impl->version ? *sn.impl->version : 0) - sn.version;
+    if (auto it = role_input.find(in.get()); it != role_input.end()) st.arg = it->second;
+    StateBuffers sb{in, buffer_of(sn.impl->uop), nullptr};
+    bound[in.get()] = 'b';
+    if (sb.out != in) bound[sb.out.get()] = 'f';
+    if (sn.impl->grad && direct_buffer_view(sn.impl->grad->uop) && buffer_of(sn.impl->grad->uop)->id >= first_new) {
+      sb.grad = buffer_of(sn.impl->grad->uop);
+      st.grad_st = tracker_of(sn.impl->grad->uop);
+      bound.emplace(sb.grad.get(), 'f');
+    }
+    states.push_back(st);
+    state_bufs.push_back(sb);
+  }
+  outputs.assign(outs.size(), Output{});
+  for (size_t i = 0; i < outs.size(); i++) {
+    if (root_of(outs[i].uop())->op != Op::Buffer) {
+      outputs[i].value = outs[i].uop();  // a constant
+      continue;
+    }
+    outputs[i].st = tracker_of(outs[i].uop());
+    bound.emplace(buffer_of(outs[i].uop()).get(), 'f');
+  }
+
+  seen.clear();  // drops the values before the updates
+  schedule::forget_dead_realized();
+  std::optional<std::string> kept;
+  auto kind_of = [&](const BufferPtr &b, bool held_outside) {
+    if (auto it = bound.find(b.get()); it != bound.end())
+      return it->second == 'b' ? engine::SlotKind::Bound : engine::SlotKind::Fresh;
+    if (b->id < first_new) return engine::SlotKind::External;
+    if (held_outside && !kept)
+      kept = "buffer " + std::to_string(b->id) + " (" + dtype_name(b->dtype) + ", " + std::to_string(b->size) +
+             " elements)";
+    return engine::SlotKind::Planned;
+  };
+  engine::ReplayGraph g(std::move(cap), kind_of);
+  if (kept)
+    throw Error(who() + ": the function left a value it computed (" + *kept +
+                ") held by a tensor that is not among its outputs, the tensors it updates in place or their .grad; "
+                "a replay would not update that tensor. Return it, or assign it into a tensor made before the call");
+  for (size_t i = 0; i < t.size(); i++) inputs[i].slot = g.slot_of(input_bufs[i].get());
+  scalar_slots.clear();
+  for (auto &x : args.scalars) scalar_slots.push_back(g.slot_of(buffer_of(x.uop()).get()));
+  for (size_t i = 0; i < states.size(); i++) {
+    states[i].in = g.slot_of(state_bufs[i].in.get());
+    states[i].out = g.slot_of(state_bufs[i].out.get());
+    states[i].grad = state_bufs[i].grad ? g.slot_of(state_bufs[i].grad.get()) : -1;
+  }
+  for (size_t i = 0; i < outs.size(); i++) {
+    if (outputs[i].value) continue;
+    outputs[i].slot = g.slot_of(buffer_of(outs[i].uop()).get());
+    // Found realized before the call (a value of constants computed earlier):
+    // the same value on every replay.
+    if (outputs[i].slot < 0) outputs[i].value = outs[i].uop();
+  }
+  graph.emplace(std::move(g));
+  return outs;
+}
+
+std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &t, const std::vector<double> &s) {
+  realize_with_updates({});
+  engine::ReplayGraph &g = *graph;
+  std::vector<BufferPtr> bound(g.slots().size());
+  for (size_t i = 0; i < t.size(); i++) {
+    bufferize(t[i]);
+    const Input &in = inputs[i];
+    const BufferPtr &b = buffer_of(t[i].uop());
+    if (!(tracker_of(t[i].uop()) == in.st) || b->dtype != in.dtype || b->size != in.buffer_size)
+      throw Error(who() + ": input " + std::to_string(i) + " is " + layout_str(t[i]) + ", but the capture's was " +
+                  shape_str(in.st.shape()) + " " + dtype_name(in.dtype) + " with other strides or storage; "
+                  "call reset() to capture again");
+    const int same = [&] {
+      for (size_t j = 0; j < i; j++)
+        if (buffer_of(t[j].uop()) == b) return static_cast<int>(j);
+      return -1;
+    }();
+    if ((same < 0) != (in.same_as < 0))
+      throw Error(who() + ": input " + std::to_string(i) + (same < 0 ? " no longer shares" : " now shares") +
+                  " its storage with an earlier input, unlike the capture's");
+    if (in.slot >= 0) bound[static_cast<size_t>(in.slot)] = b;
+  }
+  const std::vector<Tensor> scalars = scalar_tensors(s);
+  for (size_t i = 0; i < scalars.size(); i++)
+    if (scalar_slots[i] >= 0) bound[static_cast<size_t>(scalar_slots[i])] = buffer_of(scalars[i].uop());
+
+  // The tensors updated in place, read from their current buffers. Each
+  // stays in its buffer (so other captures reading it stay valid) unless
+  // something besides the tensor (a lazy value, a saved tensor) still reads
+  // the old value there.
+  std::vector<ImplPtr> impls(states.size());
+  std::vector<BufferPtr> homes(states.size());  // where each state's new value goes; null: the out slot's buffer
+  schedule::forget_dead_realized();
+  for (size_t i = 0; i < states.size(); i++) {
+    const State &st = states[i];
+    ImplPtr impl = st.arg >= 0 ? TensorImpl::of(t[static_cast<size_t>(st.arg)]) : st.impl.lock();
+    if (impl && st.arg >= 0 && impl->view_base) impl = impl->view_base;
+    if (!impl)
+      throw Error(who() + ": a tensor the capture updates in place was freed since the capture; call reset() to "
+                  "capture again");
+    if (!direct_buffer_view(impl->uop) || !(tracker_of(impl->uop) == st.in_st))
+      throw Error(who() + ": a tensor the capture updates in place (" + describe(impl->uop) +
+                  ") changed its layout since the capture; call reset() to capture again");
+    BufferPtr cur = buffer_of(impl->uop);
+    const bool exclusive = only_holder(*impl);
+    if (st.in == st.out && st.in >= 0) {  // written in place by the capture
+      if (!exclusive) {
+        BufferPtr copy = uop::Buffer::create(cur->dtype, cur->size);
+        engine::copy_buffer(*copy, *cur);
+        cur = std::move(copy);
+      }
+      homes[i] = cur;
+    } else if (exclusive && st.out >= 0 && st.in_st == st.out_st && g.slots()[static_cast<size_t>(st.out)].size == cur->size) {
+      homes[i] = cur;  // the capture's copy-on-write result is copied back
+    }
+    if (st.in >= 0) bound[static_cast<size_t>(st.in)] = cur;
+    impls[i] = std::move(impl);
+  }
+
+  g.replay(bound, who());
+
+  for (size_t i = 0; i < states.size(); i++) {
+    const State &st = states[i];
+    TensorImpl &impl = *impls[i];
+    const UOpRef before = impl.uop;
+    if (st.out >= 0) {
+      const BufferPtr &out = bound[static_cast<size_t>(st.out)];
+      if (homes[i] && homes[i] != out) engine::copy_buffer(*homes[i], *out);
+      if (!homes[i] || homes[i] != buffer_of(before)) impl.uop = view_of(homes[i] ? homes[i] : out, st.out_st);
+    }
+    rebase_views(impl, before, impl.uop);
+    *impl.version_counter() += st.versions;
+    if (st.grad >= 0) {
+      Tensor grad(view_of(bound[static_cast<size_t>(st.grad)], st.grad_st));
+      if (impl.grad) impl.grad->uop = grad.uop();
+      else TensorImpl::wrap(impls[i]).set_grad(grad);
+    }
+  }
+  std::vector<Tensor> outs;
+  for (const Output &o : outputs)
+    outs.push_back(o.value ? Tensor(o.value) : Tensor(view_of(bound[static_cast<size_t>(o.slot)], o.st)));
+  return outs;
+}
+
+Jit::Jit(Fn fn, std::string name) : impl_(std::make_unique<Impl>()) {
+  impl_->fn = std::move(fn);
+  impl_->name = std::move(name);
+}
+Jit::~Jit() = default;
+
+std::vector<Tensor> Jit::operator()(const std::vector<Tensor> &tensors, const std::vector<double> &scalars,
+                                    const std::vector<double> &baked) {
+  Impl &m = *impl_;
+  m.check_counts(tensors, scalars, baked);
+  if (!jit_enabled()) {
+    m.calls++;
+    return m.eager(tensors, scalars);
+  }
+  if (m.graph) {
+    m.calls++;
+    return m.replay(tensors, scalars);
+  }
+  if (m.calls == 0) {
+    // Call 1 runs eagerly and keeps its kernels' ASTs.
+    engine::Capture cap;
+    std::vector<Tensor> outs;
+    {
+      engine::CaptureScope scope(cap);
+      outs = m.eager(tensors, scalars);
+    }
+    m.calls++;
+    m.first_kernels.clear();
+    for (auto &st : cap.steps)
+      if (st.kernel) m.first_kernels.push_back(kernel_text(*st.kernel));
+    return outs;
+  }
+  std::vector<Tensor> outs = m.capture(tensors, scalars);
+  m.calls++;
+  return outs;
+}
+
+void Jit::reset() {
+  impl_->graph.reset();
+  impl_->calls = 0;
+  impl_->first_kernels.clear();
+}
+
+Jit::Info Jit::info() const {
+  Info i;
+  i.calls = impl_->calls;
+  i.captured = impl_->graph.has_value();
+  if (impl_->graph) {
+    i.kernels = static_cast<int64_t>(impl_->graph->kernels());
+    i.host_steps = static_cast<int64_t>(impl_->graph->host_steps());
+    i.planned_bytes = impl_->graph->planned_bytes();
+    i.intermediate_bytes = impl_->graph->intermediate_bytes();
+    i.peak_live_bytes = impl_->graph->peak_live_bytes();
+  }
+  return i;
+}
+
+}  // namespace loom
