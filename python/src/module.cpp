@@ -1,6 +1,7 @@
 // loom._C: the pybind11 module under the `loom` package. Tensor methods are
 // in tensor.cpp, functional layers in nn.cpp; this file binds dtypes,
-// creation, grad mode, autograd.grad and the engine's counters.
+// creation, grad mode, autograd.grad and the engine's counters (the JIT is
+// in jit.cpp).
 #include "convert.h"
 #include "loom/autograd.h"
 
@@ -8,6 +9,7 @@ namespace loom::python {
 
 void bind_tensor(py::module_ &m);
 void bind_nn(py::module_ &m);
+void bind_jit(py::module_ &m);
 
 namespace {
 
@@ -49,6 +51,7 @@ void bind_stats(py::module_ &m) {
   m.def("run_stats", [] {
     RunStats s = run_stats();
     py::dict d;
+    d["schedules"] = s.schedules;
     d["kernels_run"] = s.kernels_run;
     d["buffers_allocated"] = s.buffers_allocated;
     d["kernels_compiled"] = s.kernels_compiled;
@@ -83,4 +86,5 @@ PYBIND11_MODULE(_C, m) {
   loom::python::bind_autograd(m);
   loom::python::bind_stats(m);
   loom::python::bind_nn(m);
+  loom::python::bind_jit(m);
 }
