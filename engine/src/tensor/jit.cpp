@@ -107,6 +107,7 @@ struct Jit::Impl {
   size_t n_tensors = 0, n_scalars = 0, n_baked = 0;
   std::vector<double> baked;
   std::vector<KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
+  bool retried = false;                   // a capture was retried (see capture())
 
   // A tensor the capture updates in place: read from `in`, left in `out`.
   struct State {
@@ -271,13 +272,16 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::
   std::vector<StateBuffers> state_bufs;
   states.clear();
   for (Seen &sn : seen) {
-    if (!sn.in) {
+    if (!sn.in && !retried) {
       // Its value was not in a buffer when the call began (a constant such as
-      // zeros()): it is now, so the next call captures again.
-      graph.reset();
+      // zeros()): it is now, so the next call captures again. (Once: on the
+      // retry such a tensor is taken for one the call made itself, and if it
+      // is not, the check for kept values below names it.)
+      retried = true;
       calls = 1;
       return outs;
     }
+    if (!sn.in) continue;
     const BufferPtr &in = sn.in;
     if (in->id >= first_new) continue;  // made by the call itself
     LOOM_CHECK(direct_buffer_view(sn.impl->uop), "Jit: an updated tensor was not realized");
@@ -468,6 +472,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor> &tensors, const st
 void Jit::reset() {
   impl_->graph.reset();
   impl_->calls = 0;
+  impl_->retried = false;
   impl_->first_kernels.clear();
 }
 

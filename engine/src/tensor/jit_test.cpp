@@ -197,6 +197,24 @@ TEST(Jit, SideEffectStateKeepsUpdating) {
   EXPECT_DOUBLE_EQ(values(mean)[0], 0.5 * at29[0] + 15);
 }
 
+// A tensor the function makes and updates itself, and a state that is still
+// a constant (no buffer) when the capture begins.
+TEST(Jit, TensorsWithoutABufferAtTheStartAreCaptured) {
+  Tensor count = Tensor::zeros({}, DType::Int64);
+  Tensor x = Tensor::from_vector({1, 2}, {2});
+  bool first = true;
+  Jit jit([&](const JitArgs &a) {
+    if (!first) count.assign(count.add(1));  // not updated on call 1: still a constant on call 2
+    first = false;
+    Tensor acc = Tensor::zeros({2});
+    acc.assign(acc.add(a.tensors[0]).mul(2));
+    return std::vector<Tensor>{acc};
+  });
+  for (int i = 0; i < 6; i++) EXPECT_EQ(values(jit({x})[0]), (std::vector<double>{2, 4}));
+  EXPECT_TRUE(jit.info().captured);
+  EXPECT_EQ(values(count), std::vector<double>{5});
+}
+
 TEST(Jit, AnAssignToAnInputReachesTheCallersTensor) {
   Jit jit([](const JitArgs &a) {
     Tensor x = a.tensors[0];
