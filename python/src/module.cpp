@@ -59,6 +59,7 @@ void bind_stats(py::module_ &m) {
     d["work"] = s.work;
     d["work_needed"] = s.work_needed;
     d["realize_seconds"] = s.realize_seconds;
+    d["kernel_seconds"] = s.kernel_seconds;
     return d;
   });
   m.def("reset_run_stats", &reset_run_stats);

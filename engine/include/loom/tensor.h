@@ -260,6 +260,7 @@ struct RunStats {
   int64_t work = 0;
   int64_t work_needed = 0;
   double realize_seconds = 0;  // wall time inside realize: scheduling, compiling, running kernels
+  double kernel_seconds = 0;   // wall time inside kernel launches (realize's or a JIT replay's)
 };
 RunStats run_stats();
 void reset_run_stats();
