@@ -92,32 +92,87 @@ Upcast reduce_tile(const UOpRef &value, const Shape &shape, const UOp &reduce) {
   return sorted(chosen);
 }
 
+
+// What kind of kernel the optimize pass sees.
+struct KernelShape {
+  enum Kind { None, Elementwise, Reduce } kind = None;
+  Shape shape;  // the output's
+  UOpRef value, reduce;
+  int64_t itemsize = 4;  // of the output
+};
+
+KernelShape kernel_shape(const UOpRef &ast) {
+  KernelShape k;
+  const UOpRef &store = ast->src[0];
+  k.value = store->src[1];
+  const auto *write = std::get_if<uop::WriteArg>(&store->arg);
+  if (write && (write->axis >= 0 || write->acc != Op::Sink)) return k;  // indexed or accumulating: serial, in order
+  k.shape = write ? uop::shape_of(k.value) : store->arg_as<shape::ShapeTracker>().shape();
+  if (k.shape.empty()) return k;
+  int64_t reduces = 0;
+  for (auto &x : uop::toposort(k.value)) {
+    if (x->op == Op::Scan || x->op == Op::Sort) return k;
+    if (x->op == Op::ReduceAxis) {
+      reduces++;
+      k.reduce = x;
+    }
+  }
+  k.itemsize = static_cast<int64_t>(itemsize(store->src[0]->dtype));
+  if (reduces == 0) k.kind = KernelShape::Elementwise;
+  else if (reduces == 1 && !write) k.kind = KernelShape::Reduce;
+  return k;
+}
+
+// The innermost axis in groups of `bytes`; empty when they do not divide it.
+Upcast group(const KernelShape &k, int64_t bytes) {
+  const int64_t u = bytes / k.itemsize, n = k.shape.back();
+  if (u < 2 || n < u || n % u != 0) return {};
+  return {{static_cast<int64_t>(k.shape.size()) - 1, u}};
+}
+
 }  // namespace
 
 Upcast optimize(const UOpRef &ast) {
-  const UOpRef &store = ast->src[0];
-  const UOpRef &value = store->src[1];
-  const auto *write = std::get_if<uop::WriteArg>(&store->arg);
-  if (write && (write->axis >= 0 || write->acc != Op::Sink)) return {};  // indexed or accumulating: serial, in order
-  const Shape &shape = write ? uop::shape_of(value) : store->arg_as<shape::ShapeTracker>().shape();
-  if (shape.empty()) return {};
-  int64_t reduces = 0;
-  UOpRef reduce;
-  for (auto &x : uop::toposort(value)) {
-    if (x->op == Op::Scan || x->op == Op::Sort) return {};
-    if (x->op == Op::ReduceAxis) {
-      reduces++;
-      reduce = x;
-    }
-  }
-  if (reduces == 0) {
-    const int64_t u = kUnrollBytes / static_cast<int64_t>(itemsize(store->src[0]->dtype)), n = shape.back();
-    if (u < 2 || n < u || n % u != 0) return {};
-    return {{static_cast<int64_t>(shape.size()) - 1, u}};
-  }
-  if (reduces > 1 || write) return {};
-  return reduce_tile(value, shape, *reduce);
+  const KernelShape k = kernel_shape(ast);
+  if (k.kind == KernelShape::Elementwise) return group(k, kUnrollBytes);
+  if (k.kind == KernelShape::Reduce) return reduce_tile(k.value, k.shape, *k.reduce);
+  return {};
 }
+
+std::vector<Upcast> upcast_candidates(const UOpRef &ast, size_t n) {
+  const KernelShape k = kernel_shape(ast);
+  if (k.kind == KernelShape::None) return {};
+  std::vector<Upcast> out = {optimize(ast)};
+  if (!out[0].empty()) out.push_back({});
+  auto add = [&](Upcast u) {
+    u = sorted(std::move(u));
+    if (!u.empty() && std::find(out.begin(), out.end(), u) == out.end()) out.push_back(std::move(u));
+  };
+  if (k.kind == KernelShape::Elementwise) {
+    for (int64_t bytes : {32, 128, 16}) add(group(k, bytes));
+  } else {
+    const std::vector<std::vector<bool>> loads = load_axes(k.value, k.shape);
+    std::vector<std::pair<double, Upcast>> tiles;
+    for (size_t a = 0; a < k.shape.size(); a++)
+      for (int64_t x : {4, 8, 16}) {
+        if (k.shape[a] % x != 0) continue;
+        const Upcast one = {{static_cast<int64_t>(a), x}};
+        tiles.push_back({static_cast<double>(loads_per_iteration(loads, one)) / x, one});
+        for (size_t b = 0; b < k.shape.size(); b++)
+          for (int64_t y : {2, 4, 8}) {
+            if (b == a || k.shape[b] % y != 0 || x * y > 64) continue;
+            const Upcast two = sorted({{static_cast<int64_t>(a), x}, {static_cast<int64_t>(b), y}});
+            tiles.push_back({static_cast<double>(loads_per_iteration(loads, two)) / static_cast<double>(x * y), two});
+          }
+      }
+    std::stable_sort(tiles.begin(), tiles.end(), [](auto &p, auto &q) { return p.first < q.first; });
+    for (auto &t : tiles) add(t.second);
+  }
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+
 
 std::string upcast_str(const Upcast &up) {
   std::string s = "upcast";

@@ -19,6 +19,14 @@ namespace loom::codegen {
 // the plain loop nest.
 Upcast optimize(const UOpRef &ast);
 
+// What LOOM_BEAM times: up to `n` upcasts for `ast`, optimize()'s first and
+// the plain loop nest second, then other groups and tiles (elementwise: the
+// innermost axis in groups of 16 to 128 bytes; one reduction: 4 to 16 of an
+// output axis, times 2 to 8 of another, at most 64 accumulators), fewest
+// loads per accumulator first. Empty where there is nothing to choose
+// (scans, sorts, indexed or accumulating writes, several reductions).
+std::vector<Upcast> upcast_candidates(const UOpRef &ast, size_t n);
+
 std::string upcast_str(const Upcast &up);
 
 }  // namespace loom::codegen

@@ -50,11 +50,12 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
 
 }  // namespace
 
-Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes) {
+Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+                       const Upcast *forced) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  const Upcast up = no_opt() ? Upcast{} : optimize(ast);
-  log_pass(name, "optimize", upcast_str(up));
+  const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(ast);
+  log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
   LoweredKernel lowered = lower(ast, up);
   log_pass(name, "lower", lowered.sink->str());
   Program p = linearize(lowered, name, std::move(buf_dtypes));

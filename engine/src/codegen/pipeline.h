@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "codegen/linearize.h"
+#include "codegen/lowerer.h"
 
 namespace loom::codegen {
 
-// buf_dtypes: the element dtype of each DEFINE_GLOBAL slot.
-Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes);
+// buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when
+// given, replaces the optimize pass's choice (LOOM_BEAM's candidates).
+Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+                       const Upcast *up = nullptr);
 
 }  // namespace loom::codegen

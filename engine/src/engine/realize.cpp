@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "codegen/pipeline.h"
+#include "engine/beam.h"
 #include "engine/capture.h"
 #include "renderer/c_renderer.h"
 #include "runtime/device.h"
@@ -73,7 +75,9 @@ std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
 std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
-  k->program = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
+  const std::vector<DType> dtypes = buf_dtypes(item);
+  const std::optional<codegen::Upcast> up = beam_upcast(item, dtypes);
+  k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr);
   return k;
 }
 
@@ -198,8 +202,8 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     e.ast = sched.items[i].ast;
     e.program = kernels[i]->compiled;
     e.bufs = sched.items[i].bufs;
-    e.global_size = prog.global_range ? static_cast<int64_t>(prog.global_range->src[0]->const_value()) : 1;
-    e.parallel = prog.iterations * std::max<int64_t>(1, prog.alu_ops) >= (1 << 16);
+    e.global_size = launch_global_size(prog);
+    e.parallel = launch_parallel(prog);
     e.work = prog.work;
     out.push_back(std::move(e));
   }

@@ -1,0 +1,146 @@
+#include "engine/beam.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/optimize.h"
+#include "engine/realize.h"
+#include "renderer/c_renderer.h"
+#include "runtime/device.h"
+#include "runtime/disk_cache.h"
+
+namespace loom::engine {
+
+namespace {
+
+std::string encode(const codegen::Upcast &up) {
+  if (up.empty()) return "none";
+  std::string s;
+  for (auto [axis, amount] : up) s += (s.empty() ? "" : " ") + std::to_string(axis) + ":" + std::to_string(amount);
+  return s;
+}
+
+std::optional<codegen::Upcast> decode(const std::string &text) {
+  if (text == "none") return codegen::Upcast{};
+  codegen::Upcast up;
+  std::istringstream in(text);
+  std::string part;
+  while (in >> part) {
+    const size_t colon = part.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    try {
+      up.push_back({std::stoll(part.substr(0, colon)), std::stoll(part.substr(colon + 1))});
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  if (up.empty()) return std::nullopt;
+  return up;
+}
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// The best of a few launches (at least 3, or 20 ms), after one to warm up.
+double time_launch(const runtime::Program &prog, std::vector<void *> &ptrs, int64_t global, bool parallel) {
+  prog.launch(ptrs.data(), global, parallel);
+  double best = 1e300, spent = 0;
+  for (int i = 0; i < 3 || (spent < 20 && i < 100); i++) {
+    const double t0 = now_ms();
+    prog.launch(ptrs.data(), global, parallel);
+    const double ms = now_ms() - t0;
+    best = std::min(best, ms);
+    spent += ms;
+  }
+  return best;
+}
+
+bool debug() {
+  const char *e = std::getenv("LOOM_DEBUG");
+  return e && std::atoi(e) >= 1;
+}
+
+}  // namespace
+
+int beam_width() {
+  const char *e = std::getenv("LOOM_BEAM");
+  return e ? std::max(0, std::atoi(e)) : 0;
+}
+
+int64_t launch_global_size(const codegen::Program &p) {
+  return p.global_range ? static_cast<int64_t>(p.global_range->src[0]->const_value()) : 1;
+}
+bool launch_parallel(const codegen::Program &p) { return p.iterations * std::max<int64_t>(1, p.alu_ops) >= (1 << 16); }
+
+std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes, int n) {
+  std::string key = item.ast->str() + "|beam " + std::to_string(n);
+  for (DType d : dtypes) key += std::string(" ") + dtype_name(d);
+  return runtime::cache_dir() + "/beam/" + runtime::hash_hex(key);
+}
+
+std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes) {
+  const int n = beam_width();
+  if (n < 2) return std::nullopt;
+  const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(item.ast, static_cast<size_t>(n));
+  if (candidates.size() < 2) return std::nullopt;
+
+  // A cached choice, if it is one of today's candidates (else the entry is
+  // stale or corrupt: it is timed again and rewritten).
+  const std::string file = beam_cache_file(item, dtypes, n);
+  {
+    std::ifstream in(file);
+    std::string line;
+    if (in && std::getline(in, line))
+      if (auto up = decode(line); up && std::find(candidates.begin(), candidates.end(), *up) != candidates.end())
+        return up;
+  }
+
+  // Scratch buffers of the kernel's sizes, zero-filled (no NaN or subnormal
+  // inputs to slow one candidate down).
+  runtime::Device &dev = runtime::default_device();
+  std::vector<std::shared_ptr<void>> scratch;
+  std::vector<void *> ptrs;
+  for (auto &b : item.bufs) {
+    const size_t bytes = std::max<size_t>(1, static_cast<size_t>(b->size) * itemsize(b->dtype));
+    scratch.push_back(dev.allocate(bytes));
+    const std::vector<std::byte> zeros(bytes);
+    dev.copy_in(scratch.back().get(), zeros.data(), bytes);
+    ptrs.push_back(scratch.back().get());
+  }
+  std::vector<codegen::Program> programs;
+  std::vector<runtime::KernelSource> sources;
+  for (const codegen::Upcast &up : candidates) {
+    programs.push_back(codegen::compile_kernel(item.ast, item.name, dtypes, &up));
+    sources.push_back({item.name, renderer::c_prelude() + renderer::render_c(programs.back())});
+  }
+  runtime::CompileStats cs;
+  const auto compiled = dev.compile(sources, cs);
+  stats().kernels_compiled += cs.compiled;
+  std::vector<double> ms;
+  for (size_t i = 0; i < candidates.size(); i++)
+    ms.push_back(time_launch(*compiled[i], ptrs, launch_global_size(programs[i]), launch_parallel(programs[i])));
+  const size_t best = static_cast<size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
+  if (debug())
+    std::fprintf(stderr, "beam %s: %zu candidates, the heuristic's %.3f ms, best %.3f ms (upcast %s)\n",
+                 item.name.c_str(), candidates.size(), ms[0], ms[best], encode(candidates[best]).c_str());
+
+  std::error_code ec;
+  std::filesystem::create_directories(runtime::cache_dir() + "/beam", ec);
+  const std::string tmp = runtime::unique_temp_path(file);
+  {
+    std::ofstream out(tmp);
+    out << encode(candidates[best]) << "\n";
+  }
+  std::filesystem::rename(tmp, file, ec);  // atomic: readers see the old entry or the whole new one
+  if (ec) std::filesystem::remove(tmp, ec);
+  return candidates[best];
+}
+
+}  // namespace loom::engine

@@ -1,0 +1,32 @@
+// LOOM_BEAM=n: the optimize pass's choice replaced by a measured one. For each
+// kernel the engine compiles, up to n candidate upcasts
+// (codegen::upcast_candidates: the pass's own first) are compiled and timed
+// on scratch buffers of the kernel's sizes; the fastest is kept in the disk
+// cache (<cache dir>/beam/, one file per kernel and n), so later processes
+// read it instead of timing again. Every candidate computes the same values
+// (an upcast never changes a reduction's order), so the choice only moves
+// time. Off (0 or 1, the default): the pass's heuristic.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/pipeline.h"
+#include "schedule/schedule.h"
+
+namespace loom::engine {
+
+// The width LOOM_BEAM asks for (read on every call; 0 when unset).
+int beam_width();
+// The upcast for `item`'s kernel, or nullopt when LOOM_BEAM is off or the
+// kernel offers no choice.
+std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes);
+// Where the choice for `item` at width n is cached.
+std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes, int n);
+
+// How a compiled program is launched: its outermost loop's trip count, and
+// whether that loop is split across the cores (enough work).
+int64_t launch_global_size(const codegen::Program &p);
+bool launch_parallel(const codegen::Program &p);
+
+}  // namespace loom::engine
