@@ -102,16 +102,17 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
         return up;
   }
 
-  // Scratch buffers of the kernel's sizes, zero-filled (no NaN or subnormal
-  // inputs to slow one candidate down).
+  // Scratch buffers of the kernel's sizes, every element 1: no NaN or
+  // subnormal input slows a candidate down, no integer divisor is 0, and an
+  // index is in range wherever the indexed axis is not empty.
   runtime::Device &dev = runtime::default_device();
   std::vector<std::shared_ptr<void>> scratch;
   std::vector<void *> ptrs;
   for (auto &b : item.bufs) {
-    const size_t bytes = std::max<size_t>(1, static_cast<size_t>(b->size) * itemsize(b->dtype));
-    scratch.push_back(dev.allocate(bytes));
-    const std::vector<std::byte> zeros(bytes);
-    dev.copy_in(scratch.back().get(), zeros.data(), bytes);
+    HostTensor ones = HostTensor::contiguous(b->dtype, {std::max<int64_t>(1, b->size)});
+    for (int64_t i = 0; i < ones.numel(); i++) ones.set(i, 1);
+    scratch.push_back(dev.allocate(ones.storage->size()));
+    dev.copy_in(scratch.back().get(), ones.storage->data(), ones.storage->size());
     ptrs.push_back(scratch.back().get());
   }
   std::vector<codegen::Program> programs;

@@ -1,11 +1,11 @@
-// LOOM_BEAM=n: the optimize pass's choice replaced by a measured one. For each
-// kernel the engine compiles, up to n candidate upcasts
+// LOOM_BEAM=n: the optimize pass's choice replaced by a measured one. For
+// each kernel the engine compiles, up to n candidate upcasts
 // (codegen::upcast_candidates: the pass's own first) are compiled and timed
-// on scratch buffers of the kernel's sizes; the fastest is kept in the disk
-// cache (<cache dir>/beam/, one file per kernel and n), so later processes
-// read it instead of timing again. Every candidate computes the same values
-// (an upcast never changes a reduction's order), so the choice only moves
-// time. Off (0 or 1, the default): the pass's heuristic.
+// on scratch buffers of the kernel's sizes, every element 1; the fastest is
+// kept in the disk cache (<cache dir>/beam/, one file per kernel and n), so
+// later processes read it instead of timing again. Every candidate computes
+// the same values (an upcast never changes a reduction's order), so the
+// choice only moves time. Off (0 or 1, the default): the pass's heuristic.
 #pragma once
 #include <optional>
 #include <string>
