@@ -108,6 +108,7 @@ struct Jit::Impl {
   std::vector<double> baked;
   std::vector<KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
   bool retried = false;                   // a capture was retried (see capture())
+  std::vector<bool> input_updated;        // per input: call 1 updated it in place
 
   // A tensor the capture updates in place: read from `in`, left in `out`.
   struct State {
@@ -139,8 +140,13 @@ struct Jit::Impl {
   void check_counts(const std::vector<Tensor> &t, const std::vector<double> &s, const std::vector<double> &b);
   std::vector<Tensor> scalar_tensors(const std::vector<double> &s) const;
   std::vector<Tensor> eager(const std::vector<Tensor> &t, const std::vector<double> &s);
-  std::vector<Tensor> capture(const std::vector<Tensor> &t, const std::vector<double> &s);
-  std::vector<Tensor> replay(const std::vector<Tensor> &t, const std::vector<double> &s);
+  // The tensors the function gets: each input as given, or, where it is a
+  // view into part of a buffer that call 1 did not update, a row-major copy
+  // (so a replay can take a view at another offset, a batch sliced out of a
+  // dataset).
+  std::vector<Tensor> prepare(const std::vector<Tensor> &given);
+  std::vector<Tensor> capture(const std::vector<Tensor> &given, const std::vector<double> &s);
+  std::vector<Tensor> replay(const std::vector<Tensor> &given, const std::vector<double> &s);
   void check_outputs(const std::vector<Tensor> &outs) const;
 };
 
@@ -187,9 +193,28 @@ std::vector<Tensor> Jit::Impl::eager(const std::vector<Tensor> &t, const std::ve
   return outs;
 }
 
-std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::vector<double> &s) {
+std::vector<Tensor> Jit::Impl::prepare(const std::vector<Tensor> &given) {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < given.size(); i++) {
+    const Tensor &x = given[i];
+    bufferize(x);
+    const bool updated = i < input_updated.size() && input_updated[i];
+    const uop::Buffer &buf = *buffer_of(x.uop());
+    const bool whole = buf.size == x.numel() && uop::is_buffer_view(x.uop(), buf, x.shape());
+    if (!updated && !whole) {
+      Tensor copy = make_tensor(row_major(x.uop()));
+      copy.realize();
+      out.push_back(copy);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const std::vector<double> &s) {
   realize_with_updates({});  // updates made before the call are not part of it
-  for (const Tensor &x : t) bufferize(x);
+  const std::vector<Tensor> t = prepare(given);
   JitArgs args{t, scalar_tensors(s)};
   const int64_t first_new = uop::Buffer::next_id();
   // The inputs as the call gets them (the function may update them).
@@ -216,7 +241,10 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::
   };
   std::vector<Seen> seen;
   std::unordered_map<const TensorImpl *, size_t> seen_at;
+  std::optional<size_t> updated_copy;  // an input the function got as a copy, then updated
   UpdateObserver observer = [&](const ImplPtr &target, const UOpRef &before) {
+    for (size_t i = 0; i < t.size(); i++)
+      if (t[i].uop() != given[i].uop() && target == TensorImpl::of(t[i]) && !updated_copy) updated_copy = i;
     if (!seen_at.emplace(target.get(), seen.size()).second) return;
     const bool buffered = root_of(before)->op == Op::Buffer;
     seen.push_back({target, buffered ? buffer_of(before) : nullptr, tracker_of(before),
@@ -240,6 +268,11 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::
     }
     set_update_observer(prev);
   }
+  if (updated_copy)
+    throw Error(who() + ": input " + std::to_string(*updated_copy) +
+                " is a view into part of a buffer and the function updates it in place, which it did not on call "
+                "1; the capture passed it a copy, so the update was lost. Call reset() (an input updated on call 1 "
+                "is passed as itself)");
 
   // A number baked into a kernel that changed since call 1 would stay at its
   // captured value on every replay.
@@ -348,12 +381,12 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &t, const std::
   return outs;
 }
 
-std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &t, const std::vector<double> &s) {
+std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const std::vector<double> &s) {
   realize_with_updates({});
+  const std::vector<Tensor> t = prepare(given);
   engine::ReplayGraph &g = *graph;
   std::vector<BufferPtr> bound(g.slots().size());
   for (size_t i = 0; i < t.size(); i++) {
-    bufferize(t[i]);
     const Input &in = inputs[i];
     const BufferPtr &b = buffer_of(t[i].uop());
     if (!(tracker_of(t[i].uop()) == in.st) || b->dtype != in.dtype || b->size != in.buffer_size)
@@ -451,12 +484,26 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor> &tensors, const st
     return m.replay(tensors, scalars);
   }
   if (m.calls == 0) {
-    // Call 1 runs eagerly and keeps its kernels' ASTs.
+    // Call 1 runs eagerly and keeps its kernels' ASTs and which inputs it updated.
     engine::Capture cap;
     std::vector<Tensor> outs;
+    m.input_updated.assign(tensors.size(), false);
+    tensor::UpdateObserver observer = [&](const ImplPtr &target, const UOpRef &) {
+      for (size_t i = 0; i < tensors.size(); i++) {
+        const ImplPtr &impl = TensorImpl::of(tensors[i]);
+        if (target == impl || target == impl->view_base) m.input_updated[i] = true;
+      }
+    };
     {
       engine::CaptureScope scope(cap);
-      outs = m.eager(tensors, scalars);
+      tensor::UpdateObserver *prev = tensor::set_update_observer(&observer);
+      try {
+        outs = m.eager(tensors, scalars);
+      } catch (...) {
+        tensor::set_update_observer(prev);
+        throw;
+      }
+      tensor::set_update_observer(prev);
     }
     m.calls++;
     m.first_kernels.clear();
