@@ -42,8 +42,10 @@ Side run(int64_t batch, int steps, bool use_jit, loom::Jit::Info *info) {
   Side side;
   bench::HlbBench b = bench::make_hlb_bench(batch);
   side.state_bytes = memory_stats().live_bytes;
-  Jit jit([&](const JitArgs &a) { return std::vector<Tensor>{bench::hlb_step_loss(b.net, a.tensors[0], a.tensors[1])}; },
-          "hlb_step");
+  auto step = [&](const JitArgs &a) {
+    return std::vector<Tensor>{bench::hlb_step_loss(b.net, a.tensors[0], a.tensors[1])};
+  };
+  Jit jit(step, "hlb_step");
   for (int s = 0; s < steps; ++s) {
     reset_peak_memory();
     reset_run_stats();
@@ -75,8 +77,9 @@ int main(int argc, char **argv) {
     const double eh = eager.ms[s] - eager.kernel_ms[s], jh = jitted.ms[s] - jitted.kernel_ms[s];
     std::printf("step %d (jit: %s): loss eager %.7f jit %.7f (%s) | wall eager %7.1f jit %7.1f ms | host eager "
                 "%7.2f jit %7.2f ms | kernels eager %7.1f jit %7.1f ms\n",
-                s, s == 0 ? "eager" : s == 1 ? "capture" : "replay", a.get(0), b.get(0), same ? "bitwise equal" : "DIFFER",
-                eager.ms[s], jitted.ms[s], eh, jh, eager.kernel_ms[s], jitted.kernel_ms[s]);
+                s, s == 0 ? "eager" : s == 1 ? "capture" : "replay", a.get(0), b.get(0),
+                same ? "bitwise equal" : "DIFFER", eager.ms[s], jitted.ms[s], eh, jh, eager.kernel_ms[s],
+                jitted.kernel_ms[s]);
     if (s >= 2) {
       eager_host.push_back(eh), jit_host.push_back(jh);
       eager_kernel.push_back(eager.kernel_ms[s]), jit_kernel.push_back(jitted.kernel_ms[s]);

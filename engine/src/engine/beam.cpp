@@ -132,7 +132,8 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
         dev.compile(std::vector<runtime::KernelSource>(sources.begin() + from, sources.begin() + to), cs);
     stats().kernels_compiled += cs.compiled;
     for (size_t i = from; i < to; i++)
-      ms.push_back(time_launch(*compiled[i - from], ptrs, launch_global_size(programs[i]), launch_parallel(programs[i])));
+      ms.push_back(
+          time_launch(*compiled[i - from], ptrs, launch_global_size(programs[i]), launch_parallel(programs[i])));
   };
   std::vector<double> ms;
   time_all(0, 1, ms);

@@ -227,7 +227,8 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
     in.st = tracker_of(t[i].uop());
     in.dtype = input_bufs[i]->dtype;
     in.buffer_size = input_bufs[i]->size;
-    if (auto [it, fresh] = role_input.emplace(input_bufs[i].get(), static_cast<int>(i)); !fresh) in.same_as = it->second;
+    if (auto [it, fresh] = role_input.emplace(input_bufs[i].get(), static_cast<int>(i)); !fresh)
+      in.same_as = it->second;
   }
 
   // The tensors the call updates, with the buffer and layout of their value
@@ -433,7 +434,8 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
         cur = std::move(copy);
       }
       homes[i] = cur;
-    } else if (exclusive && st.out >= 0 && st.in_st == st.out_st && g.slots()[static_cast<size_t>(st.out)].size == cur->size) {
+    } else if (exclusive && st.out >= 0 && st.in_st == st.out_st &&
+               g.slots()[static_cast<size_t>(st.out)].size == cur->size) {
       homes[i] = cur;  // the capture's copy-on-write result is copied back
     }
     if (st.in >= 0) bound[static_cast<size_t>(st.in)] = cur;

@@ -160,7 +160,8 @@ TEST(Jit, TrainingLoopIsBitwiseTheEagerLoop) {
     expect_same_bits(a.momentum[i], b.momentum[i], "momentum " + std::to_string(i));
     expect_same_bits(a.ema[i], b.ema[i], "ema " + std::to_string(i));
   }
-  for (size_t i = 0; i < a.running.size(); i++) expect_same_bits(a.running[i], b.running[i], "running " + std::to_string(i));
+  for (size_t i = 0; i < a.running.size(); i++)
+    expect_same_bits(a.running[i], b.running[i], "running " + std::to_string(i));
   EXPECT_EQ(values(b.step), std::vector<double>{30});
   // The losses move: the learning rate and the data reach the replays.
   EXPECT_NE(values(jitted.losses[10]), values(jitted.losses[13]));
