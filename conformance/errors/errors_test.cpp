@@ -104,6 +104,9 @@ TEST(Errors, RandomRangesAreChecked) {
   expect_error([] { Tensor t = f32({2}); t.uniform_(2, 1); }, {"uniform_", "from=2"});
   expect_error([] { Tensor t = f32({2}); t.normal_(0, -1); }, {"normal_", "std"});
   expect_error([] { Tensor::randperm(-1).to_host(); }, {"randperm", "-1"});
+  expect_error([] { Tensor::rand({2, -1}).to_host(); }, {"rand", "negative dimension", "(2, -1)"});
+  expect_error([] { Tensor::randn({-3}).to_host(); }, {"randn", "negative dimension"});
+  expect_error([] { Tensor::randint(0, 4, {-1, 2}).to_host(); }, {"randint", "negative dimension"});
 }
 
 TEST(Errors, InPlaceWriteThroughABroadcastViewRaises) {

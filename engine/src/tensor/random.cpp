@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "engine/capture.h"
-
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -52,6 +51,11 @@ void check_float(DType dt, const char *op) {
   if (!is_float(dt)) throw TypeError(std::string(op) + ": expected a floating point dtype, got " + dtype_name(dt));
 }
 
+void check_dims(const Shape &shape, const char *op) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + shape_str(shape));
+}
+
 HostTensor host_values(const std::vector<double> &v, const Shape &shape, DType dtype) {
   HostTensor h = HostTensor::contiguous(dtype, shape);
   for (size_t i = 0; i < v.size(); i++) h.set(static_cast<int64_t>(i), v[i]);
@@ -79,12 +83,14 @@ void Tensor::manual_seed(uint64_t seed) {
 
 Tensor Tensor::rand(const Shape &shape, DType dtype) {
   check_float(dtype, "rand");
+  check_dims(shape, "rand");
   int bits = dtype == DType::Float16 ? 11 : dtype == DType::BFloat16 ? 8 : 24;
   return drawn([=] { return host_values(uniform(shape::prod(shape), bits), shape, dtype); });
 }
 
 Tensor Tensor::randn(const Shape &shape, DType dtype) {
   check_float(dtype, "randn");
+  check_dims(shape, "randn");
   return drawn([=] {
     const int64_t n = shape::prod(shape);
     auto u = uniform(2 * n);
@@ -131,6 +137,7 @@ std::vector<double> integers(int64_t n, int64_t low, int64_t high) {
 }  // namespace
 
 Tensor Tensor::randint(int64_t low, int64_t high, const Shape &shape, DType dtype) {
+  check_dims(shape, "randint");
   check_bounds(low, high, dtype, "randint");
   return drawn([=] { return host_values(integers(shape::prod(shape), low, high), shape, dtype); });
 }
