@@ -34,10 +34,13 @@ Tensor run_op(const Step &op, const std::vector<Tensor> &inputs) {
 }
 
 void run_write(const Step &w, Tensor &target, const Tensor &other) {
-  if (w.op == "copy_") target.assign(other);
-  else if (w.op == "add_") target.assign(target.add(other));
-  else if (w.op == "masked_fill_") target.assign(target.masked_fill(other, w.attrs.get_scalar("value")));
-  else throw std::runtime_error("unknown write '" + w.op + "'");
+  if (w.op == "copy_") {
+    target.assign(other);
+    return;
+  }
+  if (w.op != "add_" && w.op != "masked_fill_") throw std::runtime_error("unknown write '" + w.op + "'");
+  target.check_no_overlap_with(other);  // the operand an in-place op reads, as torch's TensorIterator checks it
+  target.assign(w.op == "add_" ? target.add(other) : target.masked_fill(other, w.attrs.get_scalar("value")));
 }
 
 namespace {

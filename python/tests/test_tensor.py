@@ -195,3 +195,15 @@ def test_counters():
     assert set(loom.memory_stats()) == {"live_buffers", "live_bytes", "peak_bytes"}
     loom.reset_peak_memory()
     assert loom.memory_stats()["peak_bytes"] == loom.memory_stats()["live_bytes"]
+
+
+def test_in_place_ops_refuse_operands_partly_sharing_the_written_memory_as_torch():
+    for lib in (torch, loom):
+        x = lib.zeros(3)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            x.add_(x[:1].reshape([]))
+        m = lib.zeros(4, dtype=lib.bool)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            m[1:].masked_fill_(m[:3], True)
+        x.add_(x)  # the same elements with the same strides: fine in both
+        x[1:].mul_(x[:2].clone())

@@ -222,6 +222,10 @@ class Tensor {
   // In-place copy (torch's copy_): `value` is cast and broadcast to this shape.
   // Raises where torch does: on a leaf that requires grad while grad mode is on.
   Tensor &assign(const Tensor &value);
+  // torch's check before an in-place op that reads `operand` writes this
+  // tensor (add_, masked_fill_, ...): raises when the two share memory partly
+  // (the same elements with the same strides are fine, as x.add_(x) is).
+  void check_no_overlap_with(const Tensor &operand) const;
   int64_t version() const;  // bumped by every in-place update
 
   // ---- realization

@@ -190,6 +190,10 @@ void check_in_place(const Tensor &self, const TensorImpl &impl, const Tensor &va
 
 }  // namespace
 
+void Tensor::check_no_overlap_with(const Tensor &operand) const {
+  check_no_partial_overlap(*impl_, impl_->view_base ? impl_->view_base : impl_, operand);
+}
+
 Tensor &Tensor::assign(const Tensor &value) {
   const bool grad_mode = autograd::is_grad_enabled();
   if (grad_mode) check_in_place(*this, *impl_, value);
