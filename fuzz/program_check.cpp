@@ -39,7 +39,7 @@ void run_write(const Step &w, Tensor &target, const Tensor &other) {
     return;
   }
   if (w.op != "add_" && w.op != "masked_fill_") throw std::runtime_error("unknown write '" + w.op + "'");
-  target.check_no_overlap_with(other);  // the operand an in-place op reads, as torch's TensorIterator checks it
+  target.check_in_place({other});  // torch's checks of an in-place op, before it computes
   target.assign(w.op == "add_" ? target.add(other) : target.masked_fill(other, w.attrs.get_scalar("value")));
 }
 

@@ -204,9 +204,8 @@ def copy_(self, src):
 
 def _inplace(name):
     def update(self, *args, **kwargs):
-        for a in list(args) + list(kwargs.values()):
-            if isinstance(a, Tensor):
-                self._check_no_overlap_with(a)  # an operand partly sharing the written memory raises, as in torch
+        # torch's checks (an operand partly sharing the written memory, the leaf rules) before computing
+        self._check_in_place([a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)])
         self._assign(getattr(self, name)(*args, **kwargs))
         return self
     update.__name__ = name + "_"

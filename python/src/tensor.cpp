@@ -184,7 +184,7 @@ void bind_tensor(py::module_ &m) {
       .def("detach", &Tensor::detach)
       .def("backward", &Tensor::backward, py::arg("gradient") = py::none())
       .def("_assign", [](Tensor &x, const Tensor &v) { x.assign(v); })
-      .def("_check_no_overlap_with", &Tensor::check_no_overlap_with, py::arg("operand"))
+      .def("_check_in_place", &Tensor::check_in_place, py::arg("operands"))
       .def_property_readonly("_version", &Tensor::version)
       // Rebinds this handle to `other`'s value (torch's `p.data = t`): the Python object keeps its identity.
       .def("_set_data", [](Tensor &x, const Tensor &other) { x = other; })

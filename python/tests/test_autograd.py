@@ -97,3 +97,18 @@ def test_eigh_matches_torch(rng, uplo):
         torch.linalg.eigh(torch.ones(2, 3))
     with pytest.raises(RuntimeError):
         loom.linalg.eigh(loom.ones(2, 3))
+
+
+def test_a_write_through_a_view_made_before_its_base_required_grad_raises_as_in_torch():
+    for lib in (torch, loom):
+        base = lib.zeros(2, 4)
+        view = base[:, 1:3]
+        base.add_(lib.ones(2, 4, requires_grad=True))  # base now requires grad; the view has no node yet
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            view.add_(lib.ones(2, 2))
+        base = lib.zeros(2, 4)
+        view = base[:, 1:3]
+        base.add_(lib.ones(2, 4, requires_grad=True))
+        assert view.grad_fn is not None  # asking for the node regenerates it: the write is fine then
+        view.add_(lib.ones(2, 2))
+        view.sum().backward()

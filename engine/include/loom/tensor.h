@@ -222,10 +222,13 @@ class Tensor {
   // In-place copy (torch's copy_): `value` is cast and broadcast to this shape.
   // Raises where torch does: on a leaf that requires grad while grad mode is on.
   Tensor &assign(const Tensor &value);
-  // torch's check before an in-place op that reads `operand` writes this
-  // tensor (add_, masked_fill_, ...): raises when the two share memory partly
-  // (the same elements with the same strides are fine, as x.add_(x) is).
-  void check_no_overlap_with(const Tensor &operand) const;
+  // torch's checks before an in-place op that reads `operands` writes this
+  // tensor (add_, masked_fill_, ...; then assign the new value): an operand
+  // sharing its memory partly raises (the same elements with the same strides
+  // are fine, as in x.add_(x)), and with grad mode on so do assign's leaf and
+  // view rules. Call it before computing the new value: torch checks before
+  // the op, and computing it counts as a use of this tensor.
+  void check_in_place(const std::vector<Tensor> &operands) const;
   int64_t version() const;  // bumped by every in-place update
 
   // ---- realization

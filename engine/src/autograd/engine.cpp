@@ -77,6 +77,7 @@ Edge edge_of(const Tensor &t) {
   if (impl->view_error)
     throw Error(std::string(impl->view_error) + " and its base or another view of its base has been modified inplace; "
                 "view " + t.str());
+  impl->node_not_regenerated = false;  // an op using the view: torch regenerates its node here
   if (impl->grad_fn) return {impl->grad_fn, nullptr};
   return {nullptr, impl};
 }
@@ -261,7 +262,10 @@ void Tensor::set_grad(std::optional<Tensor> g) {
   impl_->grad = g ? TensorImpl::of(*g) : nullptr;
 }
 
-std::string Tensor::grad_fn_name() const { return impl_->grad_fn ? impl_->grad_fn->name : ""; }
+std::string Tensor::grad_fn_name() const {
+  impl_->node_not_regenerated = false;  // torch regenerates a view's node when asked for it
+  return impl_->grad_fn ? impl_->grad_fn->name : "";
+}
 
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();

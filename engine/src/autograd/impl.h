@@ -55,6 +55,13 @@ struct TensorImpl {
   // grad_fn() then refuses to regenerate its node, so any op recording a
   // gradient through it raises (`view_error` names the view's kind).
   const char *view_error = nullptr;
+  // A view whose base began to require grad after the view was made (an
+  // in-place update gave the base a node), not used by a recorded op or asked
+  // for its grad_fn since. torch has no node for such a view until one of
+  // those regenerates it, so an in-place write through it raises torch's
+  // leaf error; loom gives it its node at once (for the gradient) and keeps
+  // this mark for the check.
+  bool node_not_regenerated = false;
   // An as_strided step on the way from the base: the view may reach base
   // elements outside the step before it, so after an in-place update its
   // gradient goes straight to the base (torch's regenerated AsStridedBackward).

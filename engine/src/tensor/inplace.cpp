@@ -118,6 +118,7 @@ void refresh_views(const ImplPtr &base, const UOpRef &old) {
     const Tensor r = replay_view(b, *v);
     v->uop = r.uop();
     if (track) {
+      if (!v->grad_fn && TensorImpl::of(r)->grad_fn) v->node_not_regenerated = true;
       v->grad_fn = TensorImpl::of(r)->grad_fn;
       v->requires_grad = r.requires_grad();
     }
@@ -167,36 +168,42 @@ void check_no_partial_overlap(const TensorImpl &self, const ImplPtr &target, con
                 shape_str(a->shape) + ", value " + shape_str(b->shape));
 }
 
-// torch's checks before an in-place update with grad mode on.
-void check_in_place(const Tensor &self, const TensorImpl &impl, const Tensor &value) {
+// torch's checks before an in-place update with grad mode on; `value_grad`:
+// the new value requires grad.
+void check_update_rules(const Tensor &self, const TensorImpl &impl, bool value_grad) {
   const TensorImpl *base = impl.view_base.get();
   // torch forbids it for views made without grad or returned with others,
   // whenever the update records a gradient (the view's base, the view or the
   // value requires grad).
   if (const char *kind = base ? forbidden_view(impl) : nullptr;
-      kind && (base->requires_grad || self.requires_grad() || value.requires_grad()))
+      kind && (base->requires_grad || self.requires_grad() || value_grad))
     throw Error(std::string(kind) + " and is being modified inplace with grad mode enabled; torch forbids it (move "
                 "the view and the update both inside a no_grad scope, or update a copy); view " + self.str());
-  if (self.is_leaf() && self.requires_grad())
+  if ((self.is_leaf() || impl.node_not_regenerated) && self.requires_grad())
     throw Error("a leaf Variable that requires grad is being used in an in-place operation; " + self.str());
   if (!base) return;
   if (impl.differentiable_view && base->requires_grad && !base->grad_fn)
     throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation; view " +
                 self.str());
-  if (!impl.differentiable_view && value.requires_grad())
+  if (!impl.differentiable_view && value_grad)
     throw Error("assign: an in-place update of a detached tensor from a value that requires grad is not supported; "
                 "tensor " + self.str());
 }
 
 }  // namespace
 
-void Tensor::check_no_overlap_with(const Tensor &operand) const {
-  check_no_partial_overlap(*impl_, impl_->view_base ? impl_->view_base : impl_, operand);
+void Tensor::check_in_place(const std::vector<Tensor> &operands) const {
+  bool value_grad = requires_grad();
+  for (const Tensor &o : operands) {
+    check_no_partial_overlap(*impl_, impl_->view_base ? impl_->view_base : impl_, o);
+    value_grad |= o.requires_grad();
+  }
+  if (autograd::is_grad_enabled()) check_update_rules(*this, *impl_, value_grad);
 }
 
 Tensor &Tensor::assign(const Tensor &value) {
   const bool grad_mode = autograd::is_grad_enabled();
-  if (grad_mode) check_in_place(*this, *impl_, value);
+  if (grad_mode) check_update_rules(*this, *impl_, value.requires_grad());
   // The tensor whose value changes: the base when this is a view.
   const ImplPtr target = impl_->view_base ? impl_->view_base : impl_;
   check_no_partial_overlap(*impl_, target, value);

@@ -161,7 +161,7 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   if (ndim() == 0) {
     wrap_dim(dim0, 0, "transpose");
     wrap_dim(dim1, 0, "transpose");
-    return *this;
+    return permute(o);  // a view of a 0-d tensor, as torch's (not the tensor itself)
   }
   std::swap(o[wrap_dim(dim0, ndim(), "transpose")], o[wrap_dim(dim1, ndim(), "transpose")]);
   return permute(o);
