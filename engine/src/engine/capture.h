@@ -44,7 +44,6 @@ class CaptureScope {
  private:
   Capture *prev_;
 };
-bool capturing();
 
 // Appends a kernel launch to this thread's capture, if any (engine::run calls it).
 void record_launch(const ExecItem &item);
