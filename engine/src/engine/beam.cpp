@@ -46,11 +46,6 @@ std::optional<codegen::Upcast> decode(const std::string &text) {
   return up;
 }
 
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
 // The best of a few launches (at least 3, or 20 ms), after one to warm up.
 double time_launch(const runtime::Program &prog, std::vector<void *> &ptrs, int64_t global, bool parallel) {
   prog.launch(ptrs.data(), global, parallel);
@@ -63,11 +58,6 @@ double time_launch(const runtime::Program &prog, std::vector<void *> &ptrs, int6
     spent += ms;
   }
   return best;
-}
-
-bool debug() {
-  const char *e = std::getenv("LOOM_DEBUG");
-  return e && std::atoi(e) >= 1;
 }
 
 }  // namespace
@@ -139,7 +129,7 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
   time_all(0, 1, ms);
   if (ms[0] >= kWorthSearchingMs) time_all(1, candidates.size(), ms);
   const size_t best = static_cast<size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
-  if (debug())
+  if (debug_level() >= 1)
     std::fprintf(stderr, "beam %s: %zu of %zu candidates timed, the heuristic's %.3f ms, best %.3f ms (upcast %s)\n",
                  item.name.c_str(), ms.size(), candidates.size(), ms[0], ms[best], encode(candidates[best]).c_str());
 

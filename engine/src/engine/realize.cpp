@@ -22,8 +22,6 @@
 
 namespace loom::engine {
 
-namespace {
-
 int debug_level() {
   static const int level = [] {
     const char *e = std::getenv("LOOM_DEBUG");
@@ -36,6 +34,8 @@ double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0}, g_peak_bytes{0};
 

@@ -46,6 +46,8 @@ struct RenderedKernel {
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 
 RunStats &stats();
+int debug_level();  // LOOM_DEBUG, read once
+double now_ms();    // a steady clock, in milliseconds
 // The disk-cache file of each kernel realizing `outputs` would run.
 std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs);
 // The process-wide kernel cache (one entry per distinct kernel AST).
