@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "engine/beam.h"
 #include "engine/realize.h"
 #include "loom/tensor.h"
+#include "schedule/gemm.h"
 #include "schedule/schedule.h"
 
 namespace loom {
@@ -27,6 +29,13 @@ double fresh_constant() {
   static int n = 0;
   return 1 + static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count() % 1000003 + ++n) * 1e-9;
 }
+
+// Keeps a matmul one generated kernel (schedule/gemm.h would split a large one).
+struct NoGemmSplit {
+  NoGemmSplit() : was(schedule::set_gemm_min_macs(INT64_MAX)) {}
+  ~NoGemmSplit() { schedule::set_gemm_min_macs(was); }
+  int64_t was;
+};
 
 struct BeamEnv {
   explicit BeamEnv(const char *width) { ::setenv("LOOM_BEAM", width, 1); }
@@ -47,6 +56,7 @@ TEST(Beam, CandidatesStartWithTheHeuristicsChoiceAndThePlainLoopNest) {
 
 TEST(Beam, TheFastestCandidateIsCachedOnDiskAndCorruptEntriesAreRebuilt) {
   // Big enough that the heuristic's version takes over 0.05 ms: the others are timed too.
+  NoGemmSplit whole;
   Tensor a = Tensor::rand({256, 256}).realize(), b = Tensor::rand({256, 256}).realize();
   const double c = fresh_constant();
   const HostTensor plain = product(a, b, c).to_host();

@@ -17,6 +17,7 @@
 #include "engine/capture.h"
 #include "renderer/c_renderer.h"
 #include "runtime/device.h"
+#include "schedule/gemm.h"
 #include "schedule/schedule.h"
 #include "uop/node_map.h"
 
@@ -72,11 +73,22 @@ std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
   return dts;
 }
 
+std::atomic<bool> g_extern{[] {
+  const char *e = std::getenv("LOOM_EXTERN");
+  return !e || std::atoi(e) != 0;
+}()};
+
+// A kernel ready to run: a canonical GEMM (schedule/gemm.h) runs on the
+// device's extern GEMM when there is one for it and LOOM_EXTERN is not 0;
+// every other kernel is generated code.
 std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
   const std::vector<DType> dtypes = buf_dtypes(item);
-  const std::optional<codegen::Upcast> up = beam_upcast(item, dtypes);
+  if (g_extern.load())
+    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast))
+      k->compiled = runtime::default_device().extern_gemm(*g);
+  const std::optional<codegen::Upcast> up = k->compiled ? std::nullopt : beam_upcast(item, dtypes);
   k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr);
   return k;
 }
@@ -104,10 +116,12 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
     auto &slot = cache.map[item.ast.get()];
     if (!slot) {
       slot = lower_item(item);
-      fresh.push_back(slot);
-      const std::string source = renderer::render_c(slot->program);
-      if (debug_level() >= 3) std::cerr << source;
-      sources.push_back({slot->program.name, renderer::c_prelude() + source});
+      if (!slot->compiled) {  // an extern kernel has its program already
+        fresh.push_back(slot);
+        const std::string source = renderer::render_c(slot->program);
+        if (debug_level() >= 3) std::cerr << source;
+        sources.push_back({slot->program.name, renderer::c_prelude() + source});
+      }
     }
     slot->last_use = ++cache.clock;
     out.push_back(slot);
@@ -150,6 +164,14 @@ void clear_kernel_cache() {
   std::lock_guard<std::mutex> l(kernel_cache().mu);
   kernel_cache().map.clear();
 }
+bool set_extern_kernels(bool on) {
+  std::lock_guard<std::mutex> l(kernel_cache().mu);
+  const bool was = g_extern.exchange(on);
+  if (was != on) kernel_cache().map.clear();
+  return was;
+}
+bool extern_kernels() { return g_extern.load(); }
+
 size_t set_kernel_cache_limit(size_t limit) {
   std::lock_guard<std::mutex> l(kernel_cache().mu);
   return std::exchange(kernel_cache().limit, std::max<size_t>(1, limit));
@@ -233,10 +255,11 @@ int64_t run(const std::vector<ExecItem> &items) {
     record_launch(e);
     work += e.work;
     if (debug_level() >= 2)
-      std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld\n",
+      std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld%s%s\n",
                    e.name.c_str(), static_cast<long long>(e.global_size), ms,
                    static_cast<double>(e.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),
-                   static_cast<long long>(e.work));
+                   static_cast<long long>(e.work), e.program->library() ? "  extern " : "",
+                   e.program->library() ? e.program->library() : "");
   }
   stats().work += work;
   return work;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "schedule/gemm.h"
+
 namespace loom::runtime {
 
 // One compiled kernel, ready to launch. `global_size` is the trip count of the
@@ -16,6 +18,8 @@ class Program {
  public:
   virtual ~Program() = default;
   virtual void launch(void **bufs, int64_t global_size, bool parallel) const = 0;
+  // The library routine an extern program calls; nullptr for generated code.
+  virtual const char *library() const { return nullptr; }
 };
 
 struct KernelSource {
@@ -45,6 +49,9 @@ class Device {
                                                               CompileStats &stats) = 0;
   // Where a kernel's compiled program is cached on disk ("" without a disk cache).
   virtual std::string cache_file(const KernelSource &kernel) = 0;
+  // A library program for a canonical GEMM kernel (schedule/gemm.h) taking
+  // the same buffers, or nullptr where the device has none for it.
+  virtual std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &) { return nullptr; }
 };
 
 // The device LOOM_DEVICE names (default CPU).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "schedule/gemm.h"
 #include "schedule/lifetime.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
@@ -537,6 +538,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
       sched.results.push_back(bv);
   }
   find_transient(raw_sink, sink, donated, sched);
+  split_gemms(sched);
   return sched;
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "runtime/cpu/blas.h"
 #include "runtime/cpu/buffer_pool.h"
 #include "runtime/cpu/cpu.h"
 #include "runtime/disk_cache.h"
@@ -145,6 +146,7 @@ class CpuDevice : public Device {
   std::shared_ptr<void> allocate(size_t bytes) override { return allocate_buffer(bytes); }
 
   std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
+  std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override { return sgemm_program(g); }
 
   void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }

@@ -1,0 +1,172 @@
+// GEMM-shaped reductions: which kernels split into packs, a GEMM and an
+// epilogue (schedule/gemm.h), what the GEMM reads, and the values of both
+// ways of running it (generated code, the device's extern GEMM) against
+// plain loops. conformance.GemmPath* checks every matmul, linear and conv2d
+// property against libtorch on this path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/realize.h"
+#include "loom/nn.h"
+#include "loom/tensor.h"
+#include "runtime/cpu/blas.h"
+#include "schedule/gemm.h"
+#include "uop/graph.h"
+
+namespace loom {
+namespace {
+
+std::vector<std::string> names(const schedule::Schedule &s) {
+  std::vector<std::string> n;
+  for (auto &item : s.items) n.push_back(item.name);
+  return n;
+}
+
+std::vector<float> values(const Tensor &t) {
+  const HostTensor h = t.to_host();
+  std::vector<float> v;
+  for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
+  return v;
+}
+
+// out = relu(a @ b) by plain loops in double.
+std::vector<double> matmul_relu(const std::vector<float> &a, const std::vector<float> &b, int64_t m, int64_t k,
+                                int64_t n) {
+  std::vector<double> out(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (int64_t x = 0; x < k; x++) s += double{a[static_cast<size_t>(i * k + x)]} * b[static_cast<size_t>(x * n + j)];
+      out[static_cast<size_t>(i * n + j)] = std::max(s, 0.0);
+    }
+  return out;
+}
+
+// conv2d, stride 1, padding `pad`, by plain loops in double.
+std::vector<double> conv(const std::vector<float> &x, const std::vector<float> &w, int64_t n, int64_t c, int64_t h,
+                         int64_t o, int64_t k, int64_t pad) {
+  const int64_t oh = h + 2 * pad - k + 1;
+  std::vector<double> out(static_cast<size_t>(n * o * oh * oh));
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t f = 0; f < o; f++)
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t z = 0; z < oh; z++) {
+          double s = 0;
+          for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t i = 0; i < k; i++)
+              for (int64_t j = 0; j < k; j++) {
+                const int64_t yy = y + i - pad, zz = z + j - pad;
+                if (yy < 0 || yy >= h || zz < 0 || zz >= h) continue;
+                s += double{x[static_cast<size_t>(((b * c + ch) * h + yy) * h + zz)]} *
+                     w[static_cast<size_t>(((f * c + ch) * k + i) * k + j)];
+              }
+          out[static_cast<size_t>(((b * o + f) * oh + y) * oh + z)] = s;
+        }
+  return out;
+}
+
+void expect_close(const std::vector<float> &got, const std::vector<double> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "at " << i;
+}
+
+struct ExternSetting {
+  explicit ExternSetting(bool on) : was(engine::set_extern_kernels(on)) {}
+  ~ExternSetting() { engine::set_extern_kernels(was); }
+  bool was;
+};
+
+struct MinMacs {
+  explicit MinMacs(int64_t macs) : was(schedule::set_gemm_min_macs(macs)) {}
+  ~MinMacs() { schedule::set_gemm_min_macs(was); }
+  int64_t was;
+};
+
+TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
+  Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
+  const schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+  ASSERT_EQ(names(s), std::vector<std::string>{"gemm_256_192_128"});
+  const auto g = schedule::gemm_shape(s.items[0].ast);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->batch.empty());
+  EXPECT_EQ(std::vector<int64_t>({g->m, g->n, g->k}), std::vector<int64_t>({256, 192, 128}));
+  EXPECT_EQ(std::vector<int64_t>({g->a.row_stride, g->a.col_stride, g->b.row_stride, g->b.col_stride}),
+            std::vector<int64_t>({128, 1, 192, 1}));
+  // A transposed operand is still a matrix: read in place, column-major.
+  const schedule::Schedule t = schedule::create_schedule({a.transpose(0, 1).matmul(a).uop()});
+  ASSERT_EQ(names(t), std::vector<std::string>{"gemm_128_128_256"});
+  EXPECT_EQ(schedule::gemm_shape(t.items[0].ast)->a.row_stride, 1);
+}
+
+TEST(GemmSplit, SmallReductionsStayOneKernel) {
+  Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
+  const schedule::Schedule s = schedule::create_schedule({a.matmul(b).relu().uop()});
+  EXPECT_EQ(names(s), std::vector<std::string>{"r_16_16"});
+  // A sum of squares reads both factors along every axis: not a GEMM at any size.
+  Tensor x = Tensor::randn({512, 512}).realize();
+  EXPECT_EQ(names(schedule::create_schedule({(x * x).sum({1}).uop()})), std::vector<std::string>{"r_512_1"});
+}
+
+TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
+  Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
+  Tensor bias = Tensor::randn({64}).realize();
+  const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, bias, 1, 1).uop()});
+  const std::vector<std::string> n = names(s);
+  ASSERT_GE(n.size(), 3u);
+  // ...the movement ops' copies, then the windows as 8 matrices (24*3*3 x 31*31),
+  // the GEMM per image (weights 64 x 216, broadcast over the batch), the bias.
+  EXPECT_EQ(std::vector<std::string>(n.end() - 3, n.end()),
+            std::vector<std::string>({"pack_8_216_961", "gemm_8_64_961_216", "E_8_64_31_31"}));
+  const auto g = schedule::gemm_shape(s.items[s.items.size() - 2].ast);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->batch, std::vector<int64_t>{8});
+  EXPECT_EQ(g->a.batch_strides, std::vector<int64_t>{0});
+  EXPECT_EQ(s.items[s.items.size() - 2].bufs[static_cast<size_t>(g->a.slot)],
+            uop::base_of(w.uop())->arg_as<uop::BufferArg>().buffer);
+}
+
+TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
+  const std::vector<float> av = values(Tensor::randn({96, 80})), bv = values(Tensor::randn({80, 112}));
+  const std::vector<float> xv = values(Tensor::randn({4, 16, 13, 13})), wv = values(Tensor::randn({32, 16, 3, 3}));
+  const std::vector<double> want_mm = matmul_relu(av, bv, 96, 80, 112), want_conv = conv(xv, wv, 4, 16, 13, 32, 3, 1);
+  MinMacs all(0);
+  for (bool ext : {false, true}) {
+    SCOPED_TRACE(ext ? "extern" : "generated");
+    ExternSetting setting(ext);
+    Tensor a = Tensor::from_vector({av.begin(), av.end()}, {96, 80});
+    Tensor b = Tensor::from_vector({bv.begin(), bv.end()}, {80, 112});
+    Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {4, 16, 13, 13});
+    Tensor w = Tensor::from_vector({wv.begin(), wv.end()}, {32, 16, 3, 3});
+    const Tensor mm = a.matmul(b).relu(), cv = nn::conv2d(x, w, std::nullopt, 1, 1);
+    EXPECT_EQ(names(schedule::create_schedule({mm.uop()})), std::vector<std::string>({"gemm_96_112_80", "E_96_112"}));
+    EXPECT_EQ(names(schedule::create_schedule({cv.uop()})).back(), "gemm_4_32_169_144");
+    expect_close(values(mm), want_mm);
+    expect_close(values(cv), want_conv);
+  }
+}
+
+TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
+  Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
+  const int64_t before = memory_stats().live_bytes;
+  reset_run_stats();
+  Tensor y = nn::conv2d(x, w, std::nullopt, 1, 1).realize();
+  EXPECT_EQ(memory_stats().live_bytes - before, 8 * 64 * 31 * 31 * 4);  // only the output stays
+  EXPECT_EQ(run_stats().work, run_stats().work_needed);
+}
+
+TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
+  std::string why;
+  if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
+  ExternSetting on(true);
+  Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
+  const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
+  ASSERT_EQ(items.size(), 1u);
+  ASSERT_NE(items[0].program->library(), nullptr);
+  EXPECT_STREQ(items[0].program->library(), "openblas sgemm");
+  ExternSetting off(false);
+  EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
+}
+
+}  // namespace
+}  // namespace loom

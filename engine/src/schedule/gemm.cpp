@@ -1,0 +1,413 @@
+#include "schedule/gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "uop/graph.h"
+#include "uop/node_map.h"
+
+namespace loom::schedule {
+
+using shape::ShapeTracker;
+using uop::Op;
+using uop::UOp;
+
+namespace {
+
+constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
+std::atomic<int64_t> g_min_macs{[] {
+  const char *e = std::getenv("LOOM_GEMM_MIN_MACS");
+  return e ? std::atoll(e) : int64_t{1} << 22;
+}()};
+
+bool no_opt() {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_NOOPT");
+    return e && std::atoi(e) != 0;
+  }();
+  return off;
+}
+
+// Which axes of `shape` the value of `e` (an operand of the product, of that
+// shape) depends on: through the views it reads, a stride or a mask along the
+// axis. Anything but views, constants, ALU and casts (an indexed load, a
+// reduction) counts as depending on every axis.
+std::vector<bool> axes_read(const UOpRef &e, const Shape &shape) {
+  std::vector<bool> uses(shape.size(), false);
+  uop::NodeSet seen;
+  std::vector<const UOp *> stack{e.get()};
+  while (!stack.empty()) {
+    const UOp *u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u) || u->op == Op::Const) continue;
+    if (u->op == Op::View) {
+      const shape::View &v = u->arg_as<ShapeTracker>().views.back();
+      for (size_t d = 0; d < shape.size(); d++) {
+        const bool masked = v.mask && (*v.mask)[d] != std::pair<int64_t, int64_t>{0, shape[d]};
+        uses[d] = uses[d] || (shape[d] > 1 && (v.strides[d] != 0 || masked));
+      }
+      continue;
+    }
+    if (!uop::is_alu(u->op) && u->op != Op::Cast) return std::vector<bool>(shape.size(), true);
+    for (auto &s : u->src) stack.push_back(s.get());
+  }
+  return uses;
+}
+
+int64_t prod_of(const Shape &shape, const std::vector<int64_t> &axes) {
+  int64_t n = 1;
+  for (int64_t a : axes) n *= shape[static_cast<size_t>(a)];
+  return n;
+}
+
+// How an operand of shape S is read as a batch of matrices: S's axes `prefix`
+// (the batch), then `rows` merged into one axis and `cols` into another; every
+// other axis of S is one the operand does not read.
+struct Layout {
+  std::vector<int64_t> prefix, rows, cols;
+};
+
+// The views of a stack a contiguous bottom view does not change.
+ShapeTracker without_identity_base(ShapeTracker st) {
+  while (st.views.size() > 1 && st.views[0].contiguous()) st.views.erase(st.views.begin());
+  return st;
+}
+
+// `st` (over S) permuted to [prefix..., rows..., cols..., the rest], and the
+// axes the operand does not read shrunk to 1: all but the prefix's when
+// `keep_batch` (those keep their size, stride 0), all of them otherwise.
+ShapeTracker permuted(const ShapeTracker &st, const Shape &s, const Layout &l, const std::vector<bool> &reads,
+                      bool keep_batch) {
+  std::vector<int64_t> perm = l.prefix;
+  perm.insert(perm.end(), l.rows.begin(), l.rows.end());
+  perm.insert(perm.end(), l.cols.begin(), l.cols.end());
+  const size_t kept = perm.size();
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); d++)
+    if (std::find(perm.begin(), perm.end(), d) == perm.end()) perm.push_back(d);
+  shape::Mask bounds;
+  for (size_t i = 0; i < perm.size(); i++) {
+    const auto d = static_cast<size_t>(perm[i]);
+    const bool full = i < kept && (i >= l.prefix.size() || keep_batch || reads[d]);
+    bounds.push_back({0, full ? s[d] : 1});
+  }
+  return without_identity_base(st).permute(perm).shrink(bounds);
+}
+
+// The operand's shape as a batch of matrices: [prefix..., rows, cols], each
+// prefix axis its size in `p` (permuted()'s).
+Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
+  Shape out(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(l.prefix.size()));
+  out.push_back(prod_of(s, l.rows));
+  out.push_back(prod_of(s, l.cols));
+  return out;
+}
+
+// Rebuilds `u` with each node for which `leaf` gives a replacement replaced.
+UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
+               std::unordered_map<const UOp *, UOpRef> &memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  UOpRef r = leaf(u);
+  if (!r) {
+    std::vector<UOpRef> src;
+    for (auto &s : u->src) src.push_back(replace(s, leaf, memo));
+    r = src == u->src ? u : u->with_src(std::move(src));
+  }
+  memo[u.get()] = r;
+  return r;
+}
+
+UOpRef global(DType dt, int64_t slot) { return UOp::make(Op::DefineGlobal, dt, {}, slot); }
+
+std::string dims_name(const char *prefix, const std::vector<int64_t> &dims) {
+  std::string n = prefix;
+  for (int64_t d : dims) n += "_" + std::to_string(d);
+  return n;
+}
+
+// One item of a split, its buffers as references: r < slots is the original
+// item's slot r, r >= slots the split's scratch buffer r - slots.
+struct Part {
+  UOpRef ast;
+  std::string name;
+  std::vector<int64_t> refs;
+};
+
+struct Split {
+  UOpRef key;  // keeps the interned AST alive while it keys the memo
+  size_t slots = 0;
+  std::vector<int64_t> scratch;  // float32 element counts
+  std::vector<Part> parts;       // empty: the item stays as it is
+};
+
+// A kernel storing `value` (over references) into reference `out`: its
+// DEFINE_GLOBALs numbered densely, the output slot 0.
+Part make_part(const UOpRef &value, int64_t out, DType out_dtype, const ShapeTracker &st, std::string name) {
+  std::vector<int64_t> used;
+  for (auto &u : uop::toposort(value))
+    if (u->op == Op::DefineGlobal) used.push_back(u->arg_as<int64_t>());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  Part part{nullptr, std::move(name), {out}};
+  std::map<int64_t, int64_t> slot_of;
+  for (int64_t r : used) {
+    if (r == out) {
+      slot_of[r] = 0;
+      continue;
+    }
+    slot_of[r] = static_cast<int64_t>(part.refs.size());
+    part.refs.push_back(r);
+  }
+  std::unordered_map<const UOp *, UOpRef> memo;
+  UOpRef v = replace(
+      value,
+      [&](const UOpRef &u) -> UOpRef {
+        return u->op == Op::DefineGlobal ? global(u->dtype, slot_of.at(u->arg_as<int64_t>())) : nullptr;
+      },
+      memo);
+  part.ast = UOp::make(Op::Sink, DType::Bool, {UOp::make(Op::Store, DType::Bool, {global(out_dtype, 0), v}, st)});
+  return part;
+}
+
+// Splits one kernel (see gemm.h); `parts` stays empty when it is not a large
+// GEMM-shaped reduction.
+Split analyze(const UOpRef &ast) {
+  Split split;
+  split.key = ast;
+  for (auto &u : uop::toposort(ast))
+    if (u->op == Op::DefineGlobal) split.slots = std::max(split.slots, static_cast<size_t>(u->arg_as<int64_t>()) + 1);
+  const UOpRef &store = ast->src[0];
+  if (ast->src.size() != 1 || !std::holds_alternative<ShapeTracker>(store->arg)) return split;
+  const UOpRef &value = store->src[1];
+  UOpRef r;
+  for (auto &u : uop::toposort(value)) {
+    if (u->op == Op::Scan || u->op == Op::Sort) return split;
+    if (u->op == Op::ReduceAxis) {
+      if (r) return split;
+      r = u;
+    }
+  }
+  if (!r || r->arg_as<uop::ReduceArg>().op != Op::Add || r->dtype != DType::Float32) return split;
+  const UOpRef &mul = r->src[0];
+  if (mul->op != Op::Mul || mul->dtype != DType::Float32) return split;
+  const Shape &s = uop::shape_of(mul);
+  if (shape::prod(s) == 0) return split;
+  const std::vector<int64_t> &reduced = r->arg_as<uop::ReduceArg>().axes;
+  const std::vector<bool> reads_p = axes_read(mul->src[0], s), reads_q = axes_read(mul->src[1], s);
+
+  // Output axes labelled 1 (read by p only), 2 (q only) or 3 (both); the
+  // trailing run of one label are the columns, the run of the other before
+  // them the rows, everything before the batch.
+  std::vector<int64_t> out, k;
+  std::vector<int> label;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); d++) {
+    if (s[static_cast<size_t>(d)] == 1) continue;
+    if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) {
+      k.push_back(d);
+      continue;
+    }
+    const int l = static_cast<int>(reads_p[static_cast<size_t>(d)]) | static_cast<int>(reads_q[static_cast<size_t>(d)]) << 1;
+    if (l == 0) return split;
+    out.push_back(d);
+    label.push_back(l);
+  }
+  if (out.empty() || k.empty() || label.back() == 3) return split;
+  const int col_label = label.back(), row_label = 3 - col_label;
+  size_t cols_at = out.size(), rows_at;
+  while (cols_at > 0 && label[cols_at - 1] == col_label) cols_at--;
+  for (rows_at = cols_at; rows_at > 0 && label[rows_at - 1] == row_label;) rows_at--;
+  if (rows_at == cols_at) return split;
+  const std::vector<int64_t> prefix(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rows_at)),
+      rows(out.begin() + static_cast<std::ptrdiff_t>(rows_at), out.begin() + static_cast<std::ptrdiff_t>(cols_at)),
+      cols(out.begin() + static_cast<std::ptrdiff_t>(cols_at), out.end());
+  const int64_t m = prod_of(s, rows), n = prod_of(s, cols), kn = prod_of(s, k);
+  const int64_t min_macs = g_min_macs.load(), min_side = min_macs > 0 ? kMinSide : 1;
+  if (m < min_side || n < min_side || kn < min_side || prod_of(s, prefix) * m * n * kn < min_macs) return split;
+
+  // The canonical GEMM's shape [batch..., m, k, n]; A is the operand the rows
+  // belong to.
+  Shape g;
+  for (int64_t d : prefix) g.push_back(s[static_cast<size_t>(d)]);
+  const size_t nb = g.size();
+  g.insert(g.end(), {m, kn, n});
+  const bool p_is_a = row_label == 1;
+  const UOpRef &a = p_is_a ? mul->src[0] : mul->src[1], &b = p_is_a ? mul->src[1] : mul->src[0];
+  const std::vector<bool> &reads_a = p_is_a ? reads_p : reads_q, &reads_b = p_is_a ? reads_q : reads_p;
+  const int64_t slots = static_cast<int64_t>(split.slots);
+
+  // An operand's view in the GEMM: its own view when that is already a
+  // strided matrix (unit stride along rows or columns) of another buffer than
+  // the output, else a pack kernel's row-major scratch buffer.
+  auto operand = [&](const UOpRef &e, const Layout &l, const std::vector<bool> &reads, bool is_a) -> UOpRef {
+    auto to_gemm = [&](const ShapeTracker &mat) {
+      Shape sh = mat.shape();
+      sh.insert(sh.end() - (is_a ? 0 : 2), 1);
+      return mat.reshape(sh).expand(g);
+    };
+    const bool on_buffer = e->op == Op::View && e->src[0]->op == Op::DefineGlobal;
+    const ShapeTracker &st = on_buffer ? e->arg_as<ShapeTracker>() : ShapeTracker::from_shape(s);
+    if (on_buffer && e->src[0]->arg_as<int64_t>() != 0) {
+      const ShapeTracker p = permuted(st, s, l, reads, true);
+      const ShapeTracker mat = p.reshape(matrices_shape(p.shape(), s, l));
+      if (mat.single_plain()) {
+        const shape::Strides &str = mat.views[0].strides;
+        const int64_t row = str[str.size() - 2], col = str.back();
+        if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
+          return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
+      }
+    }
+    // The pack stores the operand's axes unmerged (its read stays one view
+    // where the operand's is), in the order of the matrices it makes.
+    const ShapeTracker p = permuted(st, s, l, reads, false);
+    const Shape packed = matrices_shape(p.shape(), s, l);
+    Shape unmerged;
+    for (int64_t x : p.shape())
+      if (x != 1) unmerged.push_back(x);
+    const int64_t ref = slots + static_cast<int64_t>(split.scratch.size());
+    split.scratch.push_back(shape::prod(packed));
+    split.parts.push_back(make_part(UOp::make(Op::View, DType::Float32, {on_buffer ? e->src[0] : e}, p.reshape(unmerged)),
+                                    ref, DType::Float32, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
+    return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(ShapeTracker::from_shape(packed)));
+  };
+  const UOpRef va = operand(a, {prefix, rows, k}, reads_a, true);
+  const UOpRef vb = operand(b, {prefix, k, cols}, reads_b, false);
+
+  Shape reduced_shape = g, c_shape(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
+  reduced_shape[nb + 1] = 1;
+  c_shape.insert(c_shape.end(), {m, n});
+  const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {UOp::make(Op::Mul, DType::Float32, {va, vb})},
+                               uop::ReduceArg{Op::Add, {static_cast<int64_t>(nb) + 1}});
+  const UOpRef c = UOp::make(Op::View, DType::Float32, {sum}, ShapeTracker::from_shape(reduced_shape).reshape(c_shape));
+  // The sum's elements come out in the order of the original output's: the
+  // GEMM writes the output itself when the kernel stores nothing but the sum.
+  const bool direct = value == r || (value->op == Op::View && value->src[0] == r &&
+                                     value->arg_as<ShapeTracker>().contiguous());
+  std::vector<int64_t> gemm_dims = c_shape;
+  gemm_dims.push_back(kn);
+  const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
+  if (direct) {
+    split.parts.push_back(make_part(c, 0, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
+    return split;
+  }
+  const int64_t c_ref = slots + static_cast<int64_t>(split.scratch.size());
+  split.scratch.push_back(shape::prod(c_shape));
+  split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
+  std::unordered_map<const UOp *, UOpRef> memo;
+  const UOpRef epilogue = replace(
+      value,
+      [&](const UOpRef &u) -> UOpRef {
+        return u == r ? UOp::make(Op::View, DType::Float32, {global(DType::Float32, c_ref)},
+                                  ShapeTracker::from_shape(uop::shape_of(r)))
+                      : nullptr;
+      },
+      memo);
+  split.parts.push_back(make_part(epilogue, 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
+                                  dims_name("E", store->arg_as<ShapeTracker>().shape())));
+  return split;
+}
+
+// Splits by kernel AST, computed once per distinct AST (and again after the
+// threshold changes).
+struct SplitMemo {
+  std::mutex mu;
+  std::unordered_map<const UOp *, std::shared_ptr<const Split>> map;
+};
+SplitMemo &memo() {
+  static auto *m = new SplitMemo();
+  return *m;
+}
+
+std::shared_ptr<const Split> split_of(const UOpRef &ast) {
+  SplitMemo &m = memo();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (auto it = m.map.find(ast.get()); it != m.map.end()) return it->second;
+  if (m.map.size() > 8192) m.map.clear();  // ASTs with baked constants come and go
+  auto split = std::make_shared<const Split>(analyze(ast));
+  m.map[ast.get()] = split;
+  return split;
+}
+
+// An operand of the canonical GEMM over shape g: one unmasked view of another
+// buffer than the output, broadcast along `unused` (n for A, m for B).
+std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row) {
+  if (v->op != Op::View || v->src[0]->op != Op::DefineGlobal || v->dtype != DType::Float32) return std::nullopt;
+  const ShapeTracker &st = v->arg_as<ShapeTracker>();
+  if (!st.single_plain() || st.shape() != g) return std::nullopt;
+  const shape::View &view = st.views[0];
+  if (view.strides[unused] != 0 && g[unused] != 1) return std::nullopt;
+  GemmOperand o;
+  o.slot = v->src[0]->arg_as<int64_t>();
+  if (o.slot == 0) return std::nullopt;
+  o.offset = view.offset;
+  o.batch_strides.assign(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(g.size() - 3));
+  o.row_stride = view.strides[row];
+  o.col_stride = view.strides[row + 1];
+  return o;
+}
+
+}  // namespace
+
+std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
+  if (ast->op != Op::Sink || ast->src.size() != 1) return std::nullopt;
+  const UOpRef &store = ast->src[0];
+  if (store->src.size() != 2 || !std::holds_alternative<ShapeTracker>(store->arg)) return std::nullopt;
+  const ShapeTracker &out = store->arg_as<ShapeTracker>();
+  const UOpRef &c = store->src[1];
+  if (!out.contiguous() || c->op != Op::View || c->arg_as<ShapeTracker>() != out) return std::nullopt;
+  const UOpRef &r = c->src[0];
+  if (r->op != Op::ReduceAxis || r->dtype != DType::Float32) return std::nullopt;
+  const auto &ra = r->arg_as<uop::ReduceArg>();
+  const UOpRef &mul = r->src[0];
+  if (ra.op != Op::Add || mul->op != Op::Mul) return std::nullopt;
+  const Shape &g = uop::shape_of(mul);
+  const size_t nb = g.size() < 3 ? 0 : g.size() - 3;
+  if (g.size() < 3 || ra.axes != std::vector<int64_t>{static_cast<int64_t>(nb) + 1}) return std::nullopt;
+  Shape c_shape(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
+  c_shape.insert(c_shape.end(), {g[nb], g[nb + 2]});
+  if (out.shape() != c_shape) return std::nullopt;
+  for (int swap = 0; swap < 2; swap++) {
+    auto a = gemm_operand(mul->src[swap], g, nb + 2, nb), b = gemm_operand(mul->src[1 - swap], g, nb, nb + 1);
+    if (a && b) return GemmShape{c_shape.size() > 2 ? Shape(c_shape.begin(), c_shape.end() - 2) : Shape{},
+                                 g[nb], g[nb + 2], g[nb + 1], *a, *b};
+  }
+  return std::nullopt;
+}
+
+int64_t set_gemm_min_macs(int64_t macs) {
+  std::lock_guard<std::mutex> lock(memo().mu);
+  memo().map.clear();
+  return g_min_macs.exchange(macs);
+}
+int64_t gemm_min_macs() { return g_min_macs.load(); }
+
+void split_gemms(Schedule &sched) {
+  if (no_opt()) return;
+  std::vector<ScheduleItem> items;
+  for (auto &item : sched.items) {
+    const std::shared_ptr<const Split> split = split_of(item.ast);
+    if (split->parts.empty()) {
+      items.push_back(std::move(item));
+      continue;
+    }
+    std::vector<std::shared_ptr<uop::Buffer>> scratch;
+    for (int64_t n : split->scratch) {
+      scratch.push_back(uop::Buffer::create(DType::Float32, n));
+      sched.transient.push_back(scratch.back());
+    }
+    const auto slots = static_cast<int64_t>(split->slots);
+    for (const Part &p : split->parts) {
+      ScheduleItem it{p.ast, {}, p.name};
+      for (int64_t ref : p.refs)
+        it.bufs.push_back(ref < slots ? item.bufs[static_cast<size_t>(ref)] : scratch[static_cast<size_t>(ref - slots)]);
+      items.push_back(std::move(it));
+    }
+  }
+  sched.items = std::move(items);
+}
+
+}  // namespace loom::schedule
