@@ -1,11 +1,12 @@
-// conv2d and the 2-d pools. Windows are built from movement ops only (expand,
-// reshape, shrink, permute), so the gradient, a sum over overlapping windows,
-// comes from the movement ops' own backward.
+// conv2d and the 2-d pools, over windows of the input: one strided view of it
+// (windows_2d), whose gradient adds each window element back where it read.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "autograd/impl.h"
+#include "tensor/ops_util.h"
+#include "uop/graph.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
 
@@ -20,44 +21,66 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Output length of a window of size k, stride s, dilation d over length n.
 int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t d) { return (n - d * (k - 1) - 1) / s + 1; }
 
-// Replaces dim `axis` (length n) by (o, k): element [.., i, j, ..] reads
-// x[.., i*s + j*d, ..]. Repeating the dim r times and reading it as rows of
-// length L = n*f + d shifts row j by j*d; a stride-s column pick gives o windows.
-Tensor windows_1d(const Tensor &x, int64_t axis, int64_t k, int64_t s, int64_t d) {
-  const Shape shape = x.shape();
-  const int64_t n = shape[axis];
-  const int64_t o = out_len(n, k, s, d);
-  const int64_t f = std::max<int64_t>(1, ceil_div(std::max<int64_t>(o * s - d, 1), n));
-  const int64_t len = n * f + d;
-  const int64_t r = ceil_div(k * len, n);
-  auto with = [&](std::vector<int64_t> mid) {
-    Shape out(shape.begin(), shape.begin() + axis);
-    out.insert(out.end(), mid.begin(), mid.end());
-    out.insert(out.end(), shape.begin() + axis + 1, shape.end());
-    return out;
-  };
-  auto bounds = [&](const Shape &cur, std::vector<std::pair<int64_t, int64_t>> mid) {
-    std::vector<std::pair<int64_t, int64_t>> b;
-    for (int64_t i = 0; i < axis; ++i) b.emplace_back(0, cur[i]);
-    b.insert(b.end(), mid.begin(), mid.end());
-    for (size_t i = axis + mid.size(); i < cur.size(); ++i) b.emplace_back(0, cur[i]);
-    return b;
-  };
-  Tensor t = x.reshape(with({1, n})).expand(with({r, n})).reshape(with({r * n}));
-  t = t.shrink(bounds(t.shape(), {{0, k * len}})).reshape(with({k, len}));
-  t = t.shrink(bounds(t.shape(), {{0, k}, {0, o * s}})).reshape(with({k, o, s}));
-  t = t.shrink(bounds(t.shape(), {{0, k}, {0, o}, {0, 1}})).reshape(with({k, o}));
-  Dims order;
-  for (int64_t i = 0; i < t.ndim(); ++i) order.push_back(i);
-  std::swap(order[axis], order[axis + 1]);
-  return t.permute(order);
+// t (N, C, OH, OW) with element [.., i, j] moved to [.., off.h + i * s.h,
+// off.w + j * s.w] of (N, C, size.h, size.w), zeros elsewhere: a window
+// position's gradient placed back where the window read. One pad for both
+// dims (a pad over a pad stacks views, which costs index arithmetic).
+Tensor place(const Tensor &t, Pair2 s, Pair2 off, Pair2 size) {
+  Tensor r = t;
+  for (int64_t axis : {2, 3}) {
+    const int64_t stride = axis == 2 ? s.h : s.w;
+    if (stride == 1) continue;
+    // (o) -> (o, 1) -> (o, stride) -> (o * stride): element i at i * stride
+    Shape merged = r.shape();
+    merged[static_cast<size_t>(axis)] *= stride;
+    std::vector<std::pair<int64_t, int64_t>> pads(5, {0, 0});
+    pads[static_cast<size_t>(axis) + 1] = {0, stride - 1};
+    r = r.unsqueeze(axis + 1).pad(pads).reshape(merged);
+  }
+  // Only zeros of a spread fall past the end.
+  const int64_t h = std::min(r.size(2), size.h - off.h), w = std::min(r.size(3), size.w - off.w);
+  if (h < r.size(2) || w < r.size(3)) r = r.shrink({{0, r.size(0)}, {0, r.size(1)}, {0, h}, {0, w}});
+  return r.pad({{0, 0}, {0, 0}, {off.h, size.h - off.h - h}, {off.w, size.w - off.w - w}});
 }
 
-// x (N, C, H, W) -> (N, C, Ho, Wo, kh, kw).
+// t's value stored row-major once (a differentiable identity), so that several
+// shifted reads of it load it instead of each computing it again.
+Tensor stored(const Tensor &t) {
+  return autograd::apply(
+      "CloneBackward0", {t}, [&] { return tensor::make_tensor(tensor::row_major(t.uop())); },
+      [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
+}
+
+// x (N, C, H, W) -> (N, C, Ho, Wo, kh, kw), element [n, c, i, j, a, b] =
+// x[n, c, i*s.h + a*d.h, j*s.w + b*d.w]: one strided view of x stored
+// row-major (its windows overlap where the stride is below the window). The
+// gradient adds each window element's back where it was read: kh * kw
+// shifted (and, for strides over 1, spread) copies, one elementwise sum.
 Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
-  Tensor t = windows_1d(x, 2, k.h, s.h, d.h);        // (N, C, Ho, kh, W)
-  t = windows_1d(t, 4, k.w, s.w, d.w);                // (N, C, Ho, kh, Wo, kw)
-  return t.permute({0, 1, 2, 4, 3, 5});
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t oh = out_len(h, k.h, s.h, d.h), ow = out_len(w, k.w, s.w, d.w);
+  const Shape shape = {n, c, oh, ow, k.h, k.w};
+  return autograd::apply(
+      "WindowsBackward", {x},
+      [&] {
+        const shape::View v = shape::View::create(shape, shape::Strides{c * h * w, h * w, s.h * w, s.w, d.h * w, d.w});
+        return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), shape::ShapeTracker{{v}}));
+      },
+      [=](const Tensor &grad, const Tensor &) {
+        const Tensor g = stored(grad);
+        if (s.h == k.h && s.w == k.w && d.h == 1 && d.w == 1)  // windows tile the input: each element read once
+          return autograd::Grads{g.permute({0, 1, 2, 4, 3, 5})
+                                     .reshape({n, c, oh * k.h, ow * k.w})
+                                     .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}})};
+        std::optional<Tensor> sum;
+        for (int64_t a = 0; a < k.h; ++a)
+          for (int64_t b = 0; b < k.w; ++b) {
+            Tensor part = g.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}}).reshape({n, c, oh, ow});
+            part = place(part, s, Pair2(a * d.h, b * d.w), Pair2(h, w));
+            sum = sum ? sum->add(part) : part;
+          }
+        return autograd::Grads{stored(*sum)};  // read by several reductions (a norm's backward)
+      });
 }
 
 std::string pair_str(Pair2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }

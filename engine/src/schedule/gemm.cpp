@@ -21,6 +21,7 @@ using uop::UOp;
 namespace {
 
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
+constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
 std::atomic<int64_t> g_min_macs{[] {
   const char *e = std::getenv("LOOM_GEMM_MIN_MACS");
   return e ? std::atoll(e) : int64_t{1} << 22;
@@ -200,9 +201,7 @@ Split analyze(const UOpRef &ast) {
   const std::vector<int64_t> &reduced = r->arg_as<uop::ReduceArg>().axes;
   const std::vector<bool> reads_p = axes_read(mul->src[0], s), reads_q = axes_read(mul->src[1], s);
 
-  // Output axes labelled 1 (read by p only), 2 (q only) or 3 (both); the
-  // trailing run of one label are the columns, the run of the other before
-  // them the rows, everything before the batch.
+  // Output axes labelled 1 (read by p only), 2 (q only) or 3 (both).
   std::vector<int64_t> out, k;
   std::vector<int> label;
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); d++) {
@@ -216,15 +215,32 @@ Split analyze(const UOpRef &ast) {
     out.push_back(d);
     label.push_back(l);
   }
-  if (out.empty() || k.empty() || label.back() == 3) return split;
-  const int col_label = label.back(), row_label = 3 - col_label;
+  if (out.empty() || k.empty()) return split;
+  const int col_label = label.back() != 3 ? label.back() : 2, row_label = 3 - col_label;
+  // Two ways to see the sum as a batch of matrices. In the output's order:
+  // the trailing run of one label the columns, the run of the other before
+  // them the rows, all before the batch (the GEMM writes the output as it is).
+  // Grouped: the axes both operands read the batch, every axis of one label
+  // the rows, of the other the columns: the largest matrices, read back
+  // through a permuted view. Grouped where the first's are narrow (a
+  // convolution's input gradient per image and channel, a 3x3 image).
+  Layout in_order, grouped;
   size_t cols_at = out.size(), rows_at;
   while (cols_at > 0 && label[cols_at - 1] == col_label) cols_at--;
   for (rows_at = cols_at; rows_at > 0 && label[rows_at - 1] == row_label;) rows_at--;
-  if (rows_at == cols_at) return split;
-  const std::vector<int64_t> prefix(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rows_at)),
-      rows(out.begin() + static_cast<std::ptrdiff_t>(rows_at), out.begin() + static_cast<std::ptrdiff_t>(cols_at)),
-      cols(out.begin() + static_cast<std::ptrdiff_t>(cols_at), out.end());
+  if (rows_at < cols_at && cols_at < out.size()) {
+    in_order.prefix.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rows_at));
+    in_order.rows.assign(out.begin() + static_cast<std::ptrdiff_t>(rows_at), out.begin() + static_cast<std::ptrdiff_t>(cols_at));
+    in_order.cols.assign(out.begin() + static_cast<std::ptrdiff_t>(cols_at), out.end());
+  }
+  for (size_t i = 0; i < out.size(); i++)
+    (label[i] == 3 ? grouped.prefix : label[i] == row_label ? grouped.rows : grouped.cols).push_back(out[i]);
+  auto narrow = [&](const Layout &l) {
+    return l.rows.empty() || l.cols.empty() ? int64_t{0} : std::min(prod_of(s, l.rows), prod_of(s, l.cols));
+  };
+  const Layout &plan = narrow(in_order) >= kWide || narrow(grouped) <= narrow(in_order) ? in_order : grouped;
+  if (narrow(plan) == 0) return split;
+  const std::vector<int64_t> &prefix = plan.prefix, &rows = plan.rows, &cols = plan.cols;
   const int64_t m = prod_of(s, rows), n = prod_of(s, cols), kn = prod_of(s, k);
   const int64_t min_macs = g_min_macs.load(), min_side = min_macs > 0 ? kMinSide : 1;
   if (m < min_side || n < min_side || kn < min_side || prod_of(s, prefix) * m * n * kn < min_macs) return split;
@@ -283,10 +299,13 @@ Split analyze(const UOpRef &ast) {
   const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {UOp::make(Op::Mul, DType::Float32, {va, vb})},
                                uop::ReduceArg{Op::Add, {static_cast<int64_t>(nb) + 1}});
   const UOpRef c = UOp::make(Op::View, DType::Float32, {sum}, ShapeTracker::from_shape(reduced_shape).reshape(c_shape));
-  // The sum's elements come out in the order of the original output's: the
-  // GEMM writes the output itself when the kernel stores nothing but the sum.
-  const bool direct = value == r || (value->op == Op::View && value->src[0] == r &&
-                                     value->arg_as<ShapeTracker>().contiguous());
+  // The GEMM writes the output itself when the kernel stores nothing but the
+  // sum, in the output's order; otherwise an epilogue reads it back.
+  std::vector<int64_t> order = prefix;
+  order.insert(order.end(), rows.begin(), rows.end());
+  order.insert(order.end(), cols.begin(), cols.end());
+  const bool direct = order == out && (value == r || (value->op == Op::View && value->src[0] == r &&
+                                                      value->arg_as<ShapeTracker>().contiguous()));
   std::vector<int64_t> gemm_dims = c_shape;
   gemm_dims.push_back(kn);
   const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
@@ -297,13 +316,17 @@ Split analyze(const UOpRef &ast) {
   const int64_t c_ref = slots + static_cast<int64_t>(split.scratch.size());
   split.scratch.push_back(shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
+  Shape c_axes;  // the GEMM's result with its axes unmerged, in `order`
+  std::vector<int64_t> to_output;
+  for (int64_t d : order) c_axes.push_back(s[static_cast<size_t>(d)]);
+  for (int64_t d : out)
+    to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
+  const ShapeTracker read_back = ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r));
   std::unordered_map<const UOp *, UOpRef> memo;
   const UOpRef epilogue = replace(
       value,
       [&](const UOpRef &u) -> UOpRef {
-        return u == r ? UOp::make(Op::View, DType::Float32, {global(DType::Float32, c_ref)},
-                                  ShapeTracker::from_shape(uop::shape_of(r)))
-                      : nullptr;
+        return u == r ? UOp::make(Op::View, DType::Float32, {global(DType::Float32, c_ref)}, read_back) : nullptr;
       },
       memo);
   split.parts.push_back(make_part(epilogue, 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),

@@ -29,6 +29,8 @@ ShapeTracker ShapeTracker::reshape(const Shape &new_shape) const {
 }
 
 ShapeTracker ShapeTracker::compose_onto(const ShapeTracker &inner) const {
+  // Over a row-major inner view, flat indices address the base directly.
+  if (inner.contiguous()) return *this;
   ShapeTracker st = inner;
   for (size_t i = 0; i < views.size(); i++) {
     // A contiguous bottom view over a same-sized space is the identity.
