@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "engine/realize.h"
+#include "loom/backends.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
@@ -72,8 +73,8 @@ void expect_close(const std::vector<float> &got, const std::vector<double> &want
 }
 
 struct ExternSetting {
-  explicit ExternSetting(bool on) : was(engine::set_extern_kernels(on)) {}
-  ~ExternSetting() { engine::set_extern_kernels(was); }
+  explicit ExternSetting(bool on) : was(backends::set_extern_gemm(on)) {}
+  ~ExternSetting() { backends::set_extern_gemm(was); }
   bool was;
 };
 

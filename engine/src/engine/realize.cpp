@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/pipeline.h"
+#include "loom/backends.h"
 #include "engine/beam.h"
 #include "engine/capture.h"
 #include "renderer/c_renderer.h"
@@ -164,13 +165,20 @@ void clear_kernel_cache() {
   std::lock_guard<std::mutex> l(kernel_cache().mu);
   kernel_cache().map.clear();
 }
-bool set_extern_kernels(bool on) {
-  std::lock_guard<std::mutex> l(kernel_cache().mu);
-  const bool was = g_extern.exchange(on);
-  if (was != on) kernel_cache().map.clear();
+}  // namespace loom::engine
+
+namespace loom::backends {
+bool set_extern_gemm(bool on) {
+  auto &cache = engine::kernel_cache();
+  std::lock_guard<std::mutex> l(cache.mu);
+  const bool was = engine::g_extern.exchange(on);
+  if (was != on) cache.map.clear();
   return was;
 }
-bool extern_kernels() { return g_extern.load(); }
+bool extern_gemm() { return engine::g_extern.load(); }
+}  // namespace loom::backends
+
+namespace loom::engine {
 
 size_t set_kernel_cache_limit(size_t limit) {
   std::lock_guard<std::mutex> l(kernel_cache().mu);

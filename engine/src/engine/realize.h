@@ -52,11 +52,6 @@ double now_ms();    // a steady clock, in milliseconds
 std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs);
 // The process-wide kernel cache (one entry per distinct kernel AST).
 size_t cached_kernels();
-// Whether canonical GEMM kernels run on the device's extern GEMM (OpenBLAS on
-// the CPU) where it takes them; LOOM_EXTERN=0 starts with it off. Setting it
-// unloads every kernel; returns the previous setting.
-bool set_extern_kernels(bool on);
-bool extern_kernels();
 void clear_kernel_cache();  // later realizes reload kernels from the disk cache
 // How many kernels stay loaded (default 2048; past it the least recently used
 // are unloaded and reload from disk when needed). Returns the previous limit.
