@@ -189,7 +189,9 @@ const R::Table &R::expression_rules() {
       {Op::Sin, [](R &r, const UOpRef &u) { return math(r, u, "sin"); }},
       {Op::Cos, [](R &r, const UOpRef &u) { return math(r, u, "cos"); }},
       {Op::Tanh, [](R &r, const UOpRef &u) { return math(r, u, "tanh"); }},
-      {Op::Erf, [](R &r, const UOpRef &u) { return math(r, u, "erf"); }},
+      {Op::Erf, [](R &r, const UOpRef &u) {  // float: the prelude's vectorizable erf
+         return u->dtype == DType::Float64 ? math(r, u, "erf") : r.rounded(u->dtype, "loom_erff(" + r.operand(u, 0) + ")");
+       }},
       {Op::Recip, [](R &r, const UOpRef &u) {
          return r.rounded(u->dtype, std::string(u->dtype == DType::Float64 ? "(1.0 / " : "(1.0f / ") + r.operand(u, 0) + ")");
        }},
