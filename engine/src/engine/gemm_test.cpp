@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "engine/realize.h"
-#include "loom/backends.h"
+#include "engine/testing/extern_gemm.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
@@ -72,12 +72,6 @@ void expect_close(const std::vector<float> &got, const std::vector<double> &want
   for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "at " << i;
 }
 
-struct ExternSetting {
-  explicit ExternSetting(bool on) : was(backends::set_extern_gemm(on)) {}
-  ~ExternSetting() { backends::set_extern_gemm(was); }
-  bool was;
-};
-
 struct MinMacs {
   explicit MinMacs(int64_t macs) : was(schedule::set_gemm_min_macs(macs)) {}
   ~MinMacs() { schedule::set_gemm_min_macs(was); }
@@ -134,7 +128,7 @@ TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
   MinMacs all(0);
   for (bool ext : {false, true}) {
     SCOPED_TRACE(ext ? "extern" : "generated");
-    ExternSetting setting(ext);
+    testing::ExternGemm setting(ext);
     Tensor a = Tensor::from_vector({av.begin(), av.end()}, {96, 80});
     Tensor b = Tensor::from_vector({bv.begin(), bv.end()}, {80, 112});
     Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {4, 16, 13, 13});
@@ -159,13 +153,13 @@ TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
 TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   std::string why;
   if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
-  ExternSetting on(true);
+  testing::ExternGemm on(true);
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
   const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
   ASSERT_EQ(items.size(), 1u);
   ASSERT_NE(items[0].program->library(), nullptr);
   EXPECT_STREQ(items[0].program->library(), "openblas sgemm");
-  ExternSetting off(false);
+  testing::ExternGemm off(false);
   EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
 }
 

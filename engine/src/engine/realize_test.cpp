@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "engine/realize.h"
+#include "engine/testing/extern_gemm.h"
 #include "loom/autograd.h"
 #include "loom/nn.h"
 
@@ -262,6 +263,7 @@ bool no_opt() {
 // column). Each element still sums in the same order, so the values are the
 // plain loop's, bit for bit.
 TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
+  testing::ExternGemm generated(false);  // generated code, not OpenBLAS's own summation order
   Tensor::manual_seed(11);
   Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
   Tensor c = a.matmul(b);
