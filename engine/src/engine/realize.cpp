@@ -206,6 +206,10 @@ void *buffer_data(uop::Buffer &buf) {
   ensure_allocated(buf);
   return buf.data();
 }
+const void *host_address(uop::Buffer &buf) {
+  return runtime::default_device().host_addressable() ? buffer_data(buf) : nullptr;
+}
+
 std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   std::vector<std::string> out;
   for (auto &k : render(outputs))

@@ -70,13 +70,12 @@ void check_index_target(const Tensor &input, const Tensor &target, int64_t ignor
                      " for input of size " + shape_of(input));
   if (target.numel() == 0) return;
   const int64_t classes = input.shape()[class_dim(input)];
-  tensor::check_on_host(target, [ignore_index, classes, op](const HostTensor &h) {
-    for (int64_t i = 0; i < h.numel(); i++) {
-      const auto v = static_cast<int64_t>(h.get(i));
+  tensor::check_on_host(target, [ignore_index, classes, op](const tensor::HostValues &h) {
+    h.each_int([&](int64_t v) {
       if (v != ignore_index && (v < 0 || v >= classes))
         throw IndexError(std::string(op) + ": Target " + std::to_string(v) + " is out of bounds (" +
                          std::to_string(classes) + " classes).");
-    }
+    });
   });
 }
 

@@ -42,6 +42,8 @@ class Device {
   // Host <-> device copies of `bytes` bytes.
   virtual void copy_in(void *dst, const void *host, size_t bytes) = 0;
   virtual void copy_out(void *host, const void *src, size_t bytes) = 0;
+  // Whether the host reads its buffers' memory in place.
+  virtual bool host_addressable() const { return false; }
   // A copy between two of its buffers.
   virtual void copy(void *dst, const void *src, size_t bytes) = 0;
   // One program per source, in order; misses compile in parallel.

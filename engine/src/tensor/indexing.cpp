@@ -37,22 +37,12 @@ Tensor arange_on(int64_t n, int64_t axis, int64_t rank) {
   return Tensor::arange(n).reshape(s);
 }
 
-template <typename T>
-void check_range(const T *v, int64_t n, int64_t lo, int64_t hi, const std::function<std::string(int64_t)> &msg) {
-  for (int64_t i = 0; i < n; i++)
-    if (v[i] < lo || v[i] >= hi) throw IndexError(msg(static_cast<int64_t>(v[i])));
-}
-
 // Checks every value of `index` is in [lo, hi) (tensor/host_check.h).
 void check_values(const Tensor &index, int64_t lo, int64_t hi, std::function<std::string(int64_t)> msg) {
-  check_on_host(index, [lo, hi, msg = std::move(msg)](const HostTensor &h) {
-    const void *data = h.storage->data();
-    if (h.dtype == DType::Int64) return check_range(static_cast<const int64_t *>(data), h.numel(), lo, hi, msg);
-    if (h.dtype == DType::Int32) return check_range(static_cast<const int32_t *>(data), h.numel(), lo, hi, msg);
-    for (int64_t i = 0; i < h.numel(); i++) {
-      const int64_t v = static_cast<int64_t>(h.get(i));
+  check_on_host(index, [lo, hi, msg = std::move(msg)](const HostValues &h) {
+    h.each_int([&](int64_t v) {
       if (v < lo || v >= hi) throw IndexError(msg(v));
-    }
+    });
   });
 }
 

@@ -53,9 +53,10 @@ DType integer_type(const Tensor &a, const Tensor &b, const char *op) {
 // torch raises ZeroDivisionError for an integer division by zero; that needs
 // the divisor's values, as torch's kernel has them.
 void check_no_zero(const Tensor &divisor, const char *op) {
-  check_on_host(divisor, [op](const HostTensor &h) {
-    for (int64_t i = 0; i < h.numel(); i++)
-      if (h.get_int(i) == 0) throw Error(std::string(op) + ": ZeroDivisionError (an integer divisor is 0)");
+  check_on_host(divisor, [op](const HostValues &h) {
+    h.each_int([op](int64_t v) {
+      if (v == 0) throw Error(std::string(op) + ": ZeroDivisionError (an integer divisor is 0)");
+    });
   });
 }
 

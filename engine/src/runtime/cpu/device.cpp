@@ -151,6 +151,7 @@ class CpuDevice : public Device {
   void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  bool host_addressable() const override { return true; }
 
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
