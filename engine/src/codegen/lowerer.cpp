@@ -15,6 +15,8 @@ using uop::UOp;
 
 namespace {
 
+constexpr int64_t kTwoLevelSum = 1024;
+
 // 0 <= i < n: where an index read from memory addresses something.
 UOpRef in_range(const UOpRef &i, int64_t n) {
   return uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i), uop::alu(Op::CmpLt, i, UOp::const_int(n)));
@@ -68,23 +70,19 @@ class Lowerer {
       case Op::ReduceAxis: {
         auto &ra = u->arg_as<uop::ReduceArg>();
         const Shape &in = uop::shape_of(u->src[0]);
-        std::vector<UOpRef> inner = idx, ranges;
-        for (auto a : ra.axes) {
+        for (auto a : ra.axes)
           if (in[a] == 0) return identity(ra.op, u->dtype);
-          if (share_reduce_ranges) {
-            UOpRef &shared = reduce_ranges_[{u.get(), a}];
-            if (!shared) shared = range(in[a]);
-            inner[a] = shared;
-          } else {
-            inner[a] = range(in[a]);
-          }
-          if (inner[a]->op == Op::Range) ranges.push_back(inner[a]);
-        }
+        const ReduceLoops loops = share_reduce_ranges ? shared_loops(u) : reduce_loops(*u);
+        std::vector<UOpRef> inner = idx;
+        for (auto &[axis, index] : loops.index) inner[static_cast<size_t>(axis)] = index;
         UOpRef v = eval(u->src[0], inner, gate);
-        if (ranges.empty()) return v;
-        std::vector<UOpRef> s{v};
-        s.insert(s.end(), ranges.begin(), ranges.end());
-        return UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{ra.op, {}});
+        for (size_t level = loops.levels.size(); level-- > 0;) {
+          if (loops.levels[level].empty()) continue;
+          std::vector<UOpRef> s{v};
+          s.insert(s.end(), loops.levels[level].begin(), loops.levels[level].end());
+          v = UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{ra.op, {}});
+        }
+        return v;
       }
       case Op::Gather: {  // an indexed load: the index replaces one coordinate
         const int64_t axis = u->arg_as<int64_t>();
@@ -116,6 +114,60 @@ class Lowerer {
     }
   }
 
+  // A reduction's loops: each reduced axis's index, and the loop variables
+  // of each level of the sum, outermost level first.
+  struct ReduceLoops {
+    std::vector<std::pair<int64_t, UOpRef>> index;
+    std::vector<std::vector<UOpRef>> levels;
+  };
+
+  // A long floating-point sum adds in two levels: its innermost loops (about
+  // sqrt(n) terms, an axis split where it crosses that) into a partial sum,
+  // each partial into the total, so the rounding error grows with about
+  // 2 sqrt(n) terms instead of n (torch's CPU sums cascade likewise). Other
+  // reductions, and sums shorter than kTwoLevelSum, are one level.
+  ReduceLoops reduce_loops(const UOp &u) {
+    auto &ra = u.arg_as<uop::ReduceArg>();
+    const Shape &in = uop::shape_of(u.src[0]);
+    int64_t n = 1;
+    for (auto a : ra.axes) n *= in[a];
+    // How many trailing terms of each axis the inner level takes (1: none).
+    std::vector<int64_t> inner_part(ra.axes.size(), 1);
+    if (ra.op == Op::Add && is_float(u.dtype) && n >= kTwoLevelSum) {
+      int64_t block = 1, taken = 1;
+      while (block * block < n) block *= 2;
+      for (size_t i = ra.axes.size(); i-- > 0;) {
+        const int64_t m = in[ra.axes[i]];
+        int64_t b = m;
+        while (taken * b > block) {  // the largest divisor of m that fits
+          do b--;
+          while (m % b != 0);
+        }
+        inner_part[i] = b;
+        taken *= b;
+        if (b != m) break;
+      }
+      if (taken < 8 || taken == n) std::fill(inner_part.begin(), inner_part.end(), 1);
+    }
+    ReduceLoops loops;
+    loops.levels.resize(2);
+    for (size_t i = 0; i < ra.axes.size(); i++) {
+      const int64_t m = in[ra.axes[i]], b = inner_part[i];
+      const UOpRef outer = range(m / b), in_block = range(b);
+      if (outer->op == Op::Range) loops.levels[0].push_back(outer);
+      if (in_block->op == Op::Range) loops.levels[1].push_back(in_block);
+      loops.index.push_back({ra.axes[i], b == 1 ? outer : b == m ? in_block : uop::simplify(outer * b + in_block)});
+    }
+    return loops;
+  }
+
+  // An upcast group's elements share each reduction's loops.
+  const ReduceLoops &shared_loops(const UOpRef &u) {
+    auto it = shared_loops_.find(u.get());
+    if (it == shared_loops_.end()) it = shared_loops_.emplace(u.get(), reduce_loops(*u)).first;
+    return it->second;
+  }
+
   static UOpRef identity(Op op, DType dt) {
     switch (op) {
       case Op::Add: return UOp::const_(dt, 0);
@@ -126,7 +178,7 @@ class Lowerer {
   }
 
   int64_t next_range_ = 0;
-  std::map<std::pair<const UOp *, int64_t>, UOpRef> reduce_ranges_;
+  std::map<const UOp *, ReduceLoops> shared_loops_;
   std::map<std::vector<const UOp *>, UOpRef> memo_;
   std::vector<UOpRef> keep_;
 };
