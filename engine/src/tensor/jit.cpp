@@ -32,6 +32,16 @@ UOpRef view_of(const BufferPtr &b, const shape::ShapeTracker &st) {
   return view(UOp::make(Op::Buffer, b->dtype, {}, uop::BufferArg{b}), st);
 }
 
+// The tensor whose .grad goes with an updated tensor's state: the tensor
+// itself, or a view of it that holds one (an update of a view lands in its
+// base, and a Parameter made from a tensor is a view of that tensor).
+std::shared_ptr<TensorImpl> grad_holder(const std::shared_ptr<TensorImpl> &impl) {
+  if (impl->grad) return impl;
+  for (const auto &w : impl->views)
+    if (auto v = w.lock(); v && v->grad) return v;
+  return nullptr;
+}
+
 // Makes t's value a view of one buffer: realizes it, copying a constant or a
 // nested view into a buffer of its own (the handle keeps its identity, so an
 // in-place update by the function still reaches the caller's tensor).
@@ -113,6 +123,7 @@ struct Jit::Impl {
   // A tensor the capture updates in place: read from `in`, left in `out`.
   struct State {
     std::weak_ptr<TensorImpl> impl;
+    std::weak_ptr<TensorImpl> grad_holder;  // whose .grad `grad` is (see grad_holder())
     int arg = -1;  // the input whose buffer it is (its handle's tensor is the state on replay)
     int in = -1, out = -1, grad = -1;  // slots; grad: a .grad the function left in a buffer of its own
     shape::ShapeTracker in_st, out_st, grad_st;
@@ -328,9 +339,11 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
     StateBuffers sb{in, buffer_of(sn.impl->uop), nullptr};
     bound[in.get()] = 'b';
     if (sb.out != in) bound[sb.out.get()] = 'f';
-    if (sn.impl->grad && direct_buffer_view(sn.impl->grad->uop) && buffer_of(sn.impl->grad->uop)->id >= first_new) {
-      sb.grad = buffer_of(sn.impl->grad->uop);
-      st.grad_st = tracker_of(sn.impl->grad->uop);
+    const std::shared_ptr<TensorImpl> holder = grad_holder(sn.impl);
+    if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= first_new) {
+      sb.grad = buffer_of(holder->grad->uop);
+      st.grad_st = tracker_of(holder->grad->uop);
+      st.grad_holder = holder;
       bound.emplace(sb.grad.get(), 'f');
     }
     states.push_back(st);
@@ -455,10 +468,10 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
     }
     rebase_views(impl, before, impl.uop);
     *impl.version_counter() += st.versions;
-    if (st.grad >= 0) {
+    if (const std::shared_ptr<TensorImpl> holder = st.grad_holder.lock(); st.grad >= 0 && holder) {
       Tensor grad(view_of(bound[static_cast<size_t>(st.grad)], st.grad_st));
-      if (impl.grad) impl.grad->uop = grad.uop();
-      else TensorImpl::wrap(impls[i]).set_grad(grad);
+      if (holder->grad) holder->grad->uop = grad.uop();
+      else TensorImpl::wrap(holder).set_grad(grad);
     }
   }
   std::vector<Tensor> outs;

@@ -20,6 +20,7 @@ __version__ = "1.13.1+loom"
 
 from . import _tensor  # noqa: F401,E402  (torch.Tensor's remaining spellings)
 from .serialization import save, load  # noqa: E402
+from ._compile import compile  # noqa: E402
 from . import autograd, cuda, backends, linalg, nn, optim, utils  # noqa: E402,F401
 from .nn.parameter import Parameter as _Parameter  # noqa: E402,F401
 
@@ -97,13 +98,6 @@ def set_default_dtype(d):
 
 def get_default_dtype():
     return float32
-
-
-def compile(model=None, **kwargs):
-    """torch.compile returns the model or function itself: loom already runs fused kernels."""
-    if model is None:
-        return lambda m: m
-    return model
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):

@@ -1,6 +1,7 @@
 """torch.optim.Optimizer: param_groups (dicts with the defaults filled in),
 per-parameter state, zero_grad, state_dict. Subclasses write step()."""
 import collections
+import weakref
 
 from loom import Tensor, realize_all
 from loom.shim import unsupported
@@ -13,12 +14,22 @@ class _Required:
 
 required = _Required()
 
+_live = weakref.WeakSet()  # every optimizer, for torch.compile's guard on hyperparameters
+
+
+def hyperparameters():
+    """The numbers in each live optimizer's param groups (lr, momentum, ...), by
+    id: what a captured step reads as constants."""
+    return {id(o): tuple(tuple(sorted((k, v) for k, v in g.items() if isinstance(v, (bool, int, float))))
+                         for g in o.param_groups) for o in list(_live) if hasattr(o, "param_groups")}
+
 
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = collections.defaultdict(dict)
         self.param_groups = []
+        _live.add(self)
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
                             "got " + type(params).__name__)
