@@ -5,11 +5,12 @@ torch and by loom through the runner (examples/hlb_cifar10/differential.py):
 the first 20 steps of a 500-step schedule (the warm-up of a run of a few
 epochs), every loss within 1e-4 relative (the issue's bar is 1e-3) and the
 same accuracy after them. Here real torch started from its weights times
-(1 + 1e-7 noise) stays within 4e-6 of itself, and loom within 2e-6 of it. A schedule compressed into 20
-steps reaches its peak rate at step 5, where this recipe amplifies rounding
-by orders of magnitude per step: real torch against itself so perturbed
-ends 1e-3 (synthetic data) to 1e-2 (Fashion-MNIST) apart, so a tolerance
-there would test the rounding, not the engine."""
+(1 + 1e-7 noise) stays within 4e-6 of itself, and loom within 2e-6 of it.
+A schedule compressed into 20 steps reaches its peak rate at step 5, where
+this recipe amplifies rounding by orders of magnitude per step: real torch
+against itself so perturbed ends 1e-3 (synthetic data) to 1e-2
+(Fashion-MNIST) apart, so a tolerance there would test the rounding, not
+the engine."""
 import os
 import subprocess
 import sys

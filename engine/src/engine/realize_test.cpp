@@ -301,8 +301,9 @@ TEST(Codegen, ATileGrowsOnlyAlongAnAxisWithReusedLoads) {
 
 // A float sum of 2^20 equal terms (the worst case for rounding: every error
 // has the same sign) adds partial sums of its inner 1024 terms: within 5e-5
-// of the exact sum (1.4e-5 here), where one running float sum is 1% off. The same holds for a sum over two axes and for a row sum under the
-// upcast tile, whose rows split their one long axis.
+// of the exact sum (1.4e-5 here), where one running float sum is 1% off. The
+// same holds for a sum over two axes and for a row sum under the upcast tile,
+// whose rows split their one long axis.
 TEST(Codegen, ALongFloatSumAddsPartialSumsOfItsInnerLoops) {
   const int64_t n = int64_t{1} << 20;
   HostTensor h = HostTensor::contiguous(DType::Float32, {n});

@@ -64,7 +64,7 @@ class _Compiled:
     def _state(self):
         if self._module is None:
             return []
-        return [t for _, t in self._module.named_parameters()] + [t for _, t in self._module.named_buffers()]
+        return list(self._module.parameters()) + list(self._module.buffers())
 
     def _key(self, state, args, kwargs):
         names = sorted(kwargs)
@@ -113,9 +113,6 @@ class OptimizedModule(Module):
         super().__init__()
         self._orig_mod = mod
         object.__setattr__(self, "_compiled", _Compiled(mod, module=mod))
-
-    def __call__(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)

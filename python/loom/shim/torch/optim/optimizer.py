@@ -21,7 +21,7 @@ def hyperparameters():
     """The numbers in each live optimizer's param groups (lr, momentum, ...), by
     id: what a captured step reads as constants."""
     return {id(o): tuple(tuple(sorted((k, v) for k, v in g.items() if isinstance(v, (bool, int, float))))
-                         for g in o.param_groups) for o in list(_live) if hasattr(o, "param_groups")}
+                         for g in o.param_groups) for o in list(_live)}
 
 
 class Optimizer:
