@@ -1,5 +1,7 @@
 // The reference op map's neural-network ops: linear algebra, convolution, pooling, normalization, activations, losses.
 #include <ATen/core/Reduction.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include "torch_ops.h"
 
@@ -38,16 +40,42 @@ TorchOp in_float32(TorchOp f) {
 
 // torch's float32 layer_norm folds (x - mean) * rstd into x * rstd - mean * rstd,
 // which cancels badly where the variance is ~0 (a single normalized element:
-// 2e-5 off an exact 0 * rstd). Its oracle is the float64 op rounded once.
-TorchOp in_float64(TorchOp f) {
-  return [f](const TorchArgs &in, const Attrs &a) {
-    const at::ScalarType st = in.at(0).scalar_type();
-    if (!at::isFloatingType(st) || st == at::kDouble) return f(in, a);
-    TorchArgs x;
-    for (const at::Tensor &t : in) x.push_back(t.scalar_type() == st ? t.to(at::kDouble) : t);
-    return f(x, a).to(st);
-  };
-}
+// 2e-5 off an exact 0 * rstd). Its oracle is the float64 op rounded once, with
+// torch's own node's saved tensors: input, weight and bias are saved as they are (not their
+// float64 copies), so an in-place change of one before backward raises as
+// torch's NativeLayerNormBackward0 does. The backward recomputes in float64.
+struct LayerNormInFloat64 : torch::autograd::Function<LayerNormInFloat64> {
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, const at::Tensor &w,
+                            const at::Tensor &b, std::vector<int64_t> shape, double eps) {
+    ctx->save_for_backward({x, w, b});
+    ctx->saved_data["shape"] = shape;
+    ctx->saved_data["eps"] = eps;
+    return run(x, w, b, shape, eps).to(x.scalar_type());
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();  // raises when one changed in place
+    const at::AutoGradMode grad_mode(true);            // off in a backward by default
+    torch::autograd::variable_list in, wanted;
+    for (const at::Tensor &t : saved) {
+      in.push_back(t.defined() ? t.detach().to(at::kDouble).requires_grad_(t.requires_grad()) : t);
+      if (t.defined() && t.requires_grad()) wanted.push_back(in.back());
+    }
+    const at::Tensor y = run(in[0], in[1], in[2], ctx->saved_data["shape"].toIntVector(),
+                             ctx->saved_data["eps"].toDouble());
+    const auto g = torch::autograd::grad({y}, wanted, {grads[0].to(at::kDouble)});
+    torch::autograd::variable_list out;
+    size_t k = 0;
+    for (const at::Tensor &t : saved) out.push_back(t.defined() && t.requires_grad() ? g[k++].to(t.scalar_type()) : at::Tensor());
+    out.push_back(at::Tensor()), out.push_back(at::Tensor());  // shape, eps
+    return out;
+  }
+  static at::Tensor run(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b, at::IntArrayRef shape,
+                        double eps) {
+    auto wide = [](const at::Tensor &t) { return t.defined() ? t.to(at::kDouble) : t; };
+    return at::layer_norm(wide(x), shape, wide(w), wide(b), eps);
+  }
+};
 
 at::Tensor conv(const TorchArgs &x, const Attrs &a, bool with_bias) {
   const c10::optional<at::Tensor> bias = with_bias ? c10::optional<at::Tensor>(x.at(2)) : c10::nullopt;
@@ -118,9 +146,12 @@ void add_nn_ops(OpMap &t) {
   t["batch_norm"] = in_float32([](const TorchArgs &x, const Attrs &a) { return batch_norm(x, a, "out"); });
   t["batch_norm_running_mean"] = in_float32([](const TorchArgs &x, const Attrs &a) { return batch_norm(x, a, "running_mean"); });
   t["batch_norm_running_var"] = in_float32([](const TorchArgs &x, const Attrs &a) { return batch_norm(x, a, "running_var"); });
-  t["layer_norm"] = in_float64([](const TorchArgs &x, const Attrs &a) {
-    return at::layer_norm(x.at(0), a.get_ints("normalized_shape"), x.at(1), x.at(2), a.get_double("eps"));
-  });
+  t["layer_norm"] = [](const TorchArgs &x, const Attrs &a) {
+    if (x.at(0).scalar_type() == at::kDouble || !at::isFloatingType(x.at(0).scalar_type()) ||
+        x.at(1).scalar_type() != x.at(0).scalar_type() || x.at(2).scalar_type() != x.at(0).scalar_type())
+      return at::layer_norm(x.at(0), a.get_ints("normalized_shape"), x.at(1), x.at(2), a.get_double("eps"));
+    return LayerNormInFloat64::apply(x.at(0), x.at(1), x.at(2), a.get_ints("normalized_shape"), a.get_double("eps"));
+  };
   // ---- activations
   t["softmax"] = [](const TorchArgs &x, const Attrs &a) { return at::softmax(x.at(0), a.get_int("dim")); };
   t["log_softmax"] = [](const TorchArgs &x, const Attrs &a) { return at::log_softmax(x.at(0), a.get_int("dim")); };

@@ -129,7 +129,11 @@ void bind_tensor(py::module_ &m) {
            py::arg("dim") = py::none(), py::arg("keepdim") = false)
       .def("prod", [](const Tensor &x, py::handle dim, bool keepdim) { return x.prod(dims_arg(dim), keepdim); },
            py::arg("dim") = py::none(), py::arg("keepdim") = false)
-      .def("mean", [](const Tensor &x, py::handle dim, bool keepdim) { return x.mean(dims_arg(dim), keepdim); },
+      .def("mean",
+           [](const Tensor &x, py::handle dim, bool keepdim) {
+             // torch's x.mean() saves nothing for backward, x.mean(dim) the input.
+             return dim.is_none() && !keepdim ? x.mean() : x.mean(dims_arg(dim), keepdim);
+           },
            py::arg("dim") = py::none(), py::arg("keepdim") = false)
       .def("amax", [](const Tensor &x, py::handle dim, bool keepdim) { return x.amax(dims_arg(dim), keepdim); },
            py::arg("dim") = py::none(), py::arg("keepdim") = false)

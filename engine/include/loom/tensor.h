@@ -143,7 +143,10 @@ class Tensor {
   // ---- reductions; empty dims = all dims
   Tensor sum(const Dims &dims = {}, bool keepdim = false) const;   // ints/bool -> int64
   Tensor prod(const Dims &dims = {}, bool keepdim = false) const;  // ints/bool -> int64
-  Tensor mean(const Dims &dims = {}, bool keepdim = false) const;  // floating only
+  // Floating only. mean() saves nothing for backward; mean(dims) saves the
+  // input, as torch's MeanBackward1 (an empty dims list reduces every dim).
+  Tensor mean() const;
+  Tensor mean(const Dims &dims, bool keepdim = false) const;
   Tensor amax(const Dims &dims = {}, bool keepdim = false) const;
   Tensor amin(const Dims &dims = {}, bool keepdim = false) const;
   Tensor max() const;  // full reduction, like torch.max(x)

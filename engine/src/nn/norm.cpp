@@ -3,10 +3,12 @@
 #include "autograd/impl.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
+#include "tensor/ops_util.h"
 
 namespace loom::nn {
 
 using namespace detail;
+using tensor::mean_of;
 
 namespace {
 void check_channel_vector(const std::optional<Tensor> &t, int64_t c, const char *what) {
@@ -19,8 +21,8 @@ void check_channel_vector(const std::optional<Tensor> &t, int64_t c, const char 
 // rsqrt(var + eps) would blow up). The refinement's gradient is zero, so it is
 // detached.
 Tensor refined_mean(const Tensor &x, const Dims &axes) {
-  Tensor m = x.mean(axes, true);
-  return m.add(x.sub(m).mean(axes, true).detach());
+  Tensor m = mean_of(x, axes, true);
+  return m.add(mean_of(x.sub(m), axes, true).detach());
 }
 }  // namespace
 
@@ -49,7 +51,7 @@ Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean
                        shape_of(input));
     mean = refined_mean(x, axes);
     Tensor centered = x.sub(mean);
-    var = centered.mul(centered).mean(axes, true);
+    var = mean_of(centered.mul(centered), axes, true);
     if (running_mean || running_var) {
       autograd::NoGradGuard guard;
       Tensor m = mean.detach().reshape({c});
@@ -100,7 +102,7 @@ Tensor layer_norm(const Tensor &input, const Shape &normalized_shape, const std:
   Tensor x = up(input);
   Tensor mean = refined_mean(x, axes);
   Tensor centered = x.sub(mean);
-  Tensor var = centered.mul(centered).mean(axes, true);
+  Tensor var = mean_of(centered.mul(centered), axes, true);
   Tensor y = centered.mul(var.add(eps).rsqrt());
   if (weight) y = y.mul(up(*weight));
   if (bias) y = y.add(up(*bias));

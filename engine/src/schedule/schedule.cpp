@@ -245,9 +245,11 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
   for (auto &[base, ws] : writes_of) {
     const UOp *buf = uop::whole_buffer(base);
     if (!buf || (buf != base && base->src[0].use_count() != 1)) continue;
-    bool same = true;
-    for (const UOp *w : ws) same &= w->arg == ws[0]->arg && shape_of(w->src[1]) == shape_of(ws[0]->src[1]);
-    if (!same) continue;  // two different updates of one value: each needs the old one
+    // The graphs that run hold one write over this base (the raw graphs may
+    // hold its unsubstituted copy): two different updates of one value (two
+    // tensors that took one buffer's value, each written since) each need
+    // the old value.
+    if (std::count_if(ws.begin(), ws.end(), [&](const UOp *w) { return runs.contains(w); }) > 1) continue;
     // Nothing but the writes refers to the base (and nothing but the base to
     // its buffer): no one can read the old value.
     if (strong_refs(base) == static_cast<long>(ws.size()) && (buf == base || base->src[0].use_count() == 1)) {

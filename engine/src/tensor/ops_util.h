@@ -19,5 +19,8 @@ Tensor make_tensor(UOpRef u);
 // it is a whole buffer or a CONTIGUOUS node, else a new CONTIGUOUS node. (Not
 // torch's contiguous(): that returns any contiguous view itself.)
 UOpRef row_major(const UOpRef &u);
+// Tensor::mean's value, with no saved input (for composites whose own node
+// decides what is saved).
+Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim);
 
 }  // namespace loom::tensor

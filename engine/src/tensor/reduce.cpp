@@ -94,17 +94,27 @@ Tensor Tensor::prod(const Dims &dims, bool keepdim) const {
   return reduce(cast(accumulate_int64(dtype())), Op::Mul, axes, keepdim);
 }
 
-Tensor Tensor::mean(const Dims &dims, bool keepdim) const {
-  if (!is_float(dtype()))
+namespace tensor {
+Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim) {
+  if (!is_float(x.dtype()))
     throw TypeError(std::string("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                                "complex dtype. Got: ") + dtype_name(dtype()));
-  Dims axes = normalize_dims(*this, dims, "mean");
+                                "complex dtype. Got: ") + dtype_name(x.dtype()));
+  Dims axes = normalize_dims(x, dims, "mean");
   int64_t n = 1;
-  for (auto a : axes) n *= shape()[a];
-  bool half = dtype() == DType::Float16 || dtype() == DType::BFloat16;
-  Tensor x = half ? cast(DType::Float32) : *this;
+  for (auto a : axes) n *= x.shape()[a];
+  bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  Tensor up = half ? x.cast(DType::Float32) : x;
   // n == 0 gives 0/0 = nan, as in torch.
-  return reduce(x, Op::Add, axes, keepdim).div(static_cast<double>(n)).cast(dtype());
+  return reduce(up, Op::Add, axes, keepdim).div(static_cast<double>(n)).cast(x.dtype());
+}
+}  // namespace tensor
+
+// torch's mean() saves only the input's size; mean(dim) (MeanBackward1) saves
+// the input itself, so an in-place update of it before backward raises.
+Tensor Tensor::mean() const { return mean_of(*this, {}, false); }
+
+Tensor Tensor::mean(const Dims &dims, bool keepdim) const {
+  return autograd::saves_inputs(mean_of(*this, dims, keepdim), {*this}, "MeanBackward1");
 }
 
 Tensor Tensor::amax(const Dims &dims, bool keepdim) const {

@@ -481,7 +481,9 @@ Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, con
       out = parts.size() == 1 ? out : cat(parts, d);
     }
   }
-  return new_tensor(*this, out, mode == "reflect" ? "ReflectionPadBackward" : "ReplicationPadBackward");
+  // torch's reflection and replication pad nodes save their input.
+  const char *node = mode == "reflect" ? "ReflectionPadBackward" : "ReplicationPadBackward";
+  return autograd::saves_inputs(new_tensor(*this, out, node), {*this}, node);
 }
 
 }  // namespace loom

@@ -53,11 +53,11 @@ std::pair<Tensor, Tensor> var_mean(const Tensor &t, const Dims &dims, int64_t co
     for (int64_t d = 0; d < t.ndim(); d++) first.push_back({0, reduced[static_cast<size_t>(d)] ? 1 : t.shape()[d]});
     shifted = x.sub(x.shrink(first).detach());
   }
-  Tensor mean = shifted.mean(dims, true);
+  Tensor mean = mean_of(shifted, dims, true);
   Tensor dev = shifted.sub(mean);
   const double divisor = std::max<double>(0, static_cast<double>(n) - static_cast<double>(correction));
   Tensor var = dev.mul(dev).sum(dims, keepdim).div(divisor);
-  return {var, x.mean(dims, keepdim)};
+  return {var, mean_of(x, dims, keepdim)};
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ Tensor std_of(const Tensor &t, const Dims &dims, int64_t correction, bool keepdi
           for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
           gv = gv.reshape(kept);
         }
-        Tensor dev = in.sub(in.mean(axes, true));
+        Tensor dev = in.sub(mean_of(in, axes, true));
         return autograd::Grads{gv.mul(2.0 / dof).mul(dev)};
       }));
 }
@@ -120,7 +120,7 @@ Tensor Tensor::cov(int64_t correction) const {
   const DType out = is_float(dtype()) ? dtype() : DType::Float32;
   Tensor x = (ndim() < 2 ? reshape({1, -1}) : *this).cast(compute_dtype(out));
   const int64_t n = x.shape()[1];
-  Tensor dev = x.sub(x.mean({1}, true));
+  Tensor dev = x.sub(mean_of(x, {1}, true));
   const double divisor = std::max<double>(0, static_cast<double>(n) - static_cast<double>(correction));
   // c[a, b] = sum_k dev[a, k] * dev[b, k] / divisor
   Tensor c = dev.unsqueeze(1).mul(dev.unsqueeze(0)).sum({2}).div(divisor);
