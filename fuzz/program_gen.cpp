@@ -47,14 +47,17 @@ struct Value {
   bool leaf_root = false;       // root is a leaf (a contiguous storage: as_strided is predictable)
   bool row_major_root = false;  // torch lays the root out row-major, as loom assumes (see contiguous below)
   bool writable = false;        // a write may target it
+  bool overlaps = false;        // may alias one storage element from several (never a write's target)
   std::set<int> storages;       // roots whose storage it may share (a write's source must share none with its target)
 };
 
-// Ops torch may answer with a view of an input (so their result shares its storage).
-bool may_alias(const std::string &name) {
+// Ops torch may answer with a view of an input (so their result shares its
+// storage): movement entries, and entries whose name says so.
+bool may_alias(const OpEntry &e) {
+  if (e.view_op || e.name == "t") return true;
   for (const char *k : {"split", "chunk", "unbind", "squeeze", "select", "narrow", "diagonal", "unfold", "flatten",
-                        "movedim", "swap", "view", "expand", "broadcast", "contiguous", "transpose", "permute", "t"})
-    if (name == k || name.find(k) != std::string::npos) return true;
+                        "movedim", "swap", "view", "expand", "broadcast", "contiguous", "transpose", "permute"})
+    if (e.name.find(k) != std::string::npos) return true;
   return false;
 }
 
@@ -198,7 +201,8 @@ class Generator {
       out.t = run_op(s, {x.t});
       if (out.t.numel() > 96) return;
       out.chain.push_back(vs);
-      out.writable = x.writable && !overlapping_views().count(op);
+      out.overlaps = x.overlaps || overlapping_views().count(op);
+      out.writable = x.writable && !out.overlaps;
       // contiguous() is the tensor itself where torch's strides are
       // contiguous. loom lays every op result out row-major, torch keeps the
       // layout of an elementwise op's permuted input: where the root may be
@@ -284,11 +288,16 @@ class Generator {
       if (out.t.requires_grad() && (!e.backward || tie_dependent_grad(e.name))) return rollback(mark);
       out.root = static_cast<int>(p_.steps.size());
       out.storages = {out.root};
-      if (may_alias(e.name))
-        for (int a : args) out.storages.insert(v_[static_cast<size_t>(a)]->storages.begin(), v_[static_cast<size_t>(a)]->storages.end());
-      // An op torch may answer with a view of its input (unfold, squeeze, ...)
-      // is no target for writes: where it lands depends on that aliasing.
-      out.writable = !e.view_op && !overlapping_views().count(e.name);
+      out.overlaps = overlapping_views().count(e.name);
+      if (may_alias(e))
+        for (int a : args) {
+          const Value &in = *v_[static_cast<size_t>(a)];
+          out.storages.insert(in.storages.begin(), in.storages.end());
+          out.overlaps |= in.overlaps;  // a chunk of an overlapping window still overlaps
+        }
+      // A movement entry's result is no target for writes: where it lands
+      // depends on that aliasing.
+      out.writable = !e.view_op && !out.overlaps;
       // torch lays out an op's result row-major when all its inputs are
       // (contiguous in, contiguous out).
       out.row_major_root = std::all_of(args.begin(), args.end(), [&](int a) { return torch_contiguous(*v_[static_cast<size_t>(a)]); });

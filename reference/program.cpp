@@ -19,7 +19,7 @@ at::Tensor write(const ProgramStep &s, std::vector<at::Tensor> &v) {
   throw std::invalid_argument("run_program: unknown write '" + s.op + "'");
 }
 
-at::Tensor run_step(const ProgramStep &s, std::vector<at::Tensor> &v) {
+at::Tensor run_step(const ProgramStep &s, std::vector<at::Tensor> &v, bool cast_up_mixed_half) {
   switch (s.kind) {
     case ProgramStep::Kind::Leaf: {
       at::Tensor t = to_torch(s.value).detach().clone();
@@ -28,7 +28,7 @@ at::Tensor run_step(const ProgramStep &s, std::vector<at::Tensor> &v) {
     case ProgramStep::Kind::Op: {
       TorchArgs in;
       for (int a : s.args) in.push_back(v.at(static_cast<size_t>(a)));
-      return run_torch(s.op, in, s.attrs);
+      return run_torch(s.op, in, s.attrs, cast_up_mixed_half);
     }
     case ProgramStep::Kind::Write: write(s, v); return {};
     case ProgramStep::Kind::Backward: {
@@ -43,12 +43,15 @@ at::Tensor run_step(const ProgramStep &s, std::vector<at::Tensor> &v) {
 
 }  // namespace
 
-ProgramResult run_program(const std::vector<ProgramStep> &steps) {
+namespace {
+
+ProgramResult run(const std::vector<ProgramStep> &steps, bool cast_up_mixed_half) {
   ProgramResult r;
   std::vector<at::Tensor> v;
   for (size_t i = 0; i < steps.size(); ++i) {
     try {
-      v.push_back(torch_call(steps[i].op.empty() ? "leaf" : steps[i].op, [&] { return run_step(steps[i], v); }));
+      v.push_back(torch_call(steps[i].op.empty() ? "leaf" : steps[i].op,
+                             [&] { return run_step(steps[i], v, cast_up_mixed_half); }));
     } catch (const std::exception &e) {
       r.error_step = static_cast<int>(i);
       r.error = first_line(e.what());
@@ -62,6 +65,18 @@ ProgramResult run_program(const std::vector<ProgramStep> &steps) {
     r.grads.push_back(has_grad ? std::optional<HostTensor>(from_torch(v[i].grad())) : std::nullopt);
   }
   return r;
+}
+
+}  // namespace
+
+// Ops mixing a float16/bfloat16 input with a wider float one run as torch
+// runs them, so their nodes save (and version-check) the inputs themselves.
+// Where torch 1.13 then lacks a half kernel (pow's backward takes the log of
+// a half base), the program runs again with the half input cast up: the same
+// values, with no half kernel needed.
+ProgramResult run_program(const std::vector<ProgramStep> &steps) {
+  ProgramResult r = run(steps, false);
+  return r.error_step >= 0 && missing_half_kernel(r.error) ? run(steps, true) : r;
 }
 
 }  // namespace loom::reference

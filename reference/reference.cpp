@@ -388,10 +388,6 @@ const OpMap &ops() {
   return table;
 }
 
-bool missing_half_kernel(const std::string &msg) {
-  return msg.find("not implemented for 'Half'") != std::string::npos ||
-         msg.find("not implemented for 'BFloat16'") != std::string::npos;
-}
 
 // Torch 1.13 lacks many float16/bfloat16 CPU kernels. Computing in float32 and
 // rounding the result once is the exact answer loom aims for. An op torch
@@ -399,7 +395,7 @@ bool missing_half_kernel(const std::string &msg) {
 // type: it runs again on the half input cast up, which gives the same value,
 // and its backward then needs no half kernel either (pow's gradient takes the
 // log of its half base, a kernel torch 1.13 lacks).
-at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const Attrs &a) {
+at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const Attrs &a, bool cast_up_mixed) {
   std::optional<at::Tensor> direct;
   try {
     direct = f(in, a);
@@ -419,7 +415,7 @@ at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const A
       up.push_back(t);
     }
   }
-  if (direct && !(half && wider_float)) return *direct;
+  if (direct && !(half && wider_float && cast_up_mixed)) return *direct;
   at::Tensor r = f(up, a);
   if (direct) return r.to(direct->scalar_type());  // a 0-d float beside a half tensor leaves the result half
   if (half && !wider_float && r.scalar_type() == at::kFloat) r = r.to(*half);
@@ -430,10 +426,15 @@ at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const A
 
 std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }
 
-at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a) {
+bool missing_half_kernel(const std::string &msg) {
+  return msg.find("not implemented for 'Half'") != std::string::npos ||
+         msg.find("not implemented for 'BFloat16'") != std::string::npos;
+}
+
+at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a, bool cast_up_mixed_half) {
   auto it = ops().find(op);
   if (it == ops().end()) throw std::invalid_argument("reference: unknown op '" + op + "'");
-  return run_with_half_fallback(it->second, in, a);
+  return run_with_half_fallback(it->second, in, a, cast_up_mixed_half);
 }
 
 at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at::Tensor *raw) {

@@ -25,7 +25,12 @@ at::Scalar to_torch_scalar(const Scalar &s);
 at::Tensor to_torch(const HostTensor &h, at::Tensor *raw = nullptr);
 HostTensor from_torch(const at::Tensor &t);  // row-major copy
 // Runs a named op, in float32 where torch has no float16/bfloat16 CPU kernel.
-at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a);
+// A float16/bfloat16 input beside a wider float one is cast up first
+// (`cast_up_mixed_half`; its backward then needs no half kernel either), or
+// given to torch as it is.
+at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a, bool cast_up_mixed_half = true);
+// Whether a torch error is one of torch 1.13's missing float16/bfloat16 CPU kernels.
+bool missing_half_kernel(const std::string &msg);
 // to_torch(base) followed by the movement steps.
 at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at::Tensor *raw = nullptr);
 std::string first_line(const std::string &s);
