@@ -2,6 +2,7 @@
 // clamped at 0 like torch), std_mean, and cov over the rows of a 2-d input.
 // Half types compute in float32 and round once.
 #include <algorithm>
+#include <cmath>
 
 #include "autograd/impl.h"
 #include "tensor/ops_util.h"
@@ -38,6 +39,34 @@ int64_t reduced_count(const Tensor &t, const Dims &dims, const char *op) {
   return n;
 }
 
+// Which dims of t `dims` reduces (empty = all).
+std::vector<bool> reduced_dims(const Tensor &t, const Dims &dims, const char *op) {
+  std::vector<bool> reduced(static_cast<size_t>(t.ndim()), dims.empty());
+  for (int64_t d : dims) reduced[static_cast<size_t>(wrap_dim(d, t.ndim(), op))] = true;
+  return reduced;
+}
+
+// torch's std_mean takes its mean from a running (Welford) update over each
+// line in index order: once the running mean is infinite, the next element
+// makes it NaN (inf - inf). So an infinity anywhere but in a line's last
+// place gives NaN, where a plain mean gives +-inf. NaN there, 0 elsewhere,
+// to add to the plain mean (no gradient: torch's mean gradient ignores it).
+Tensor welford_infinity_nan(const Tensor &x, const Dims &dims, bool keepdim, const char *op) {
+  autograd::NoGradGuard no_grad;
+  const Tensor zero = Tensor::zeros({}, x.dtype());
+  if (x.numel() == 0 || x.ndim() == 0) return zero;
+  const std::vector<bool> reduced = reduced_dims(x, dims, op);
+  Tensor last = Tensor::ones({}, DType::Bool);  // each line's last element
+  for (int64_t d = 0; d < x.ndim(); d++) {
+    if (!reduced[static_cast<size_t>(d)]) continue;
+    Shape s(static_cast<size_t>(x.ndim()), 1);
+    s[static_cast<size_t>(d)] = x.shape()[d];
+    last = last.logical_and(Tensor::arange(x.shape()[d]).eq(Tensor::full({}, x.shape()[d] - 1)).reshape(s));
+  }
+  const Tensor early_inf = x.abs().eq(Tensor::full({}, INFINITY, x.dtype())).logical_and(last.logical_not());
+  return early_inf.sum(dims, keepdim).gt(Tensor::zeros({}, DType::Int64)).where(Tensor::full({}, NAN, x.dtype()), zero);
+}
+
 // (variance, mean), both in the compute dtype, keepdim as asked.
 std::pair<Tensor, Tensor> var_mean(const Tensor &t, const Dims &dims, int64_t correction, bool keepdim, const char *op) {
   require_float(t, op);
@@ -47,8 +76,7 @@ std::pair<Tensor, Tensor> var_mean(const Tensor &t, const Dims &dims, int64_t co
   // exact 0 (as torch's Welford pass does), not the rounding error of their mean.
   Tensor shifted = x;
   if (t.numel() > 0 && t.ndim() > 0) {
-    std::vector<bool> reduced(static_cast<size_t>(t.ndim()), dims.empty());
-    for (int64_t d : dims) reduced[static_cast<size_t>(wrap_dim(d, t.ndim(), op))] = true;
+    const std::vector<bool> reduced = reduced_dims(t, dims, op);
     std::vector<std::pair<int64_t, int64_t>> first;
     for (int64_t d = 0; d < t.ndim(); d++) first.push_back({0, reduced[static_cast<size_t>(d)] ? 1 : t.shape()[d]});
     shifted = x.sub(x.shrink(first).detach());
@@ -108,8 +136,9 @@ std::pair<Tensor, Tensor> Tensor::std_mean(const Dims &dims, int64_t correction,
   (void)v;
   // torch's one node for both results saves the input: an in-place change of
   // it raises at the mean's backward too.
+  const Tensor mean = m.add(welford_infinity_nan(cast(m.dtype()), dims, keepdim, "std_mean"));
   return {std_of(*this, dims, correction, keepdim, "std_mean"),
-          autograd::saves_inputs(m.cast(dtype()), {*this}, "StdMeanBackward0")};
+          autograd::saves_inputs(mean.cast(dtype()), {*this}, "StdMeanBackward0")};
 }
 
 Tensor Tensor::cov(int64_t correction) const {
