@@ -114,7 +114,12 @@ Verdict check(const Program &p) {
   EngineRun got = run_engine(p);
   const auto step_name = [](int i) { return "step " + std::to_string(i + 1); };
   if (got.crash) return fail("crash", step_name(got.error_step) + ": loom crashed: " + got.error);
-  if (want.error_step >= 0 && got.error_step >= 0) return {true, false, "both reject", ""};
+  if (want.error_step >= 0 && got.error_step >= 0) {
+    if (want.error_step != got.error_step)
+      return fail("reject step", "torch rejects " + step_name(want.error_step) + " (" + want.error + "), loom " +
+                                     step_name(got.error_step) + " (" + got.error + ")");
+    return {true, false, "both reject", ""};
+  }
   if (want.error_step >= 0)
     return fail("torch rejects", step_name(want.error_step) + ": torch rejects (" + want.error + "), loom accepts");
   if (got.error_step >= 0)

@@ -17,14 +17,10 @@ namespace loom {
 
 using namespace tensor;
 
-namespace {
-
-using ImplPtr = std::shared_ptr<TensorImpl>;
-
-// Where each element of the view lands in the base's row-major storage: the
-// view replayed over a placeholder buffer (never allocated), its nested views
-// composed into one tracker.
-shape::ShapeTracker storage_view(const Shape &base_shape, DType dt, const ViewReplay &replay) {
+// The view replayed over a placeholder buffer (never allocated), its nested
+// views composed into one tracker.
+shape::ShapeTracker tensor::storage_view(const Shape &base_shape, DType dt,
+                                         const std::function<Tensor(const Tensor &)> &replay) {
   Tensor placeholder(buffer_view(uop::Buffer::create(dt, shape_numel(base_shape)), base_shape));
   UOpRef v = replay(placeholder).uop();
   shape::ShapeTracker st = tracker_of(v);
@@ -32,6 +28,10 @@ shape::ShapeTracker storage_view(const Shape &base_shape, DType dt, const ViewRe
     st = st.compose_onto(cur->arg_as<shape::ShapeTracker>());
   return st;
 }
+
+namespace {
+
+using ImplPtr = std::shared_ptr<TensorImpl>;
 
 Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTracker &view, Op acc) {
   return make_tensor(UOp::make(Op::Write, base.dtype(), {base.uop(), value.cast(base.dtype()).uop()},
@@ -219,6 +219,11 @@ Tensor &Tensor::assign(const Tensor &value) {
     // store into the existing buffer when nothing else still reads it.
     autograd::NoGradGuard no_grad;
     updated = write_into(old, v, shape::ShapeTracker::from_shape(shape()), Op::Sink);
+  } else if (v.uop()->op == Op::View && !tracker_of(v.uop()).contiguous()) {
+    // A whole overwrite of an op's result: torch's storage stays the tensor's
+    // own, row-major; a broadcast, padded or flipped value would give it
+    // other strides (and contiguous() would copy).
+    updated = make_tensor(row_major(v.uop()));
   }
   const bool tracked_base = replay ? impl_->differentiable_view && target->requires_grad : target->requires_grad;
   if (grad_mode && (v.requires_grad() || tracked_base)) {

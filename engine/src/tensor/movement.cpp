@@ -1,5 +1,6 @@
 // Movement ops: each returns a new VIEW over the same base; nothing is copied.
 #include <algorithm>
+#include <optional>
 
 #include "autograd/impl.h"
 #include "tensor/ops_util.h"
@@ -334,13 +335,39 @@ struct StridedStorage {
 // non-mergeable reshapes are copies in torch, so there the storage is the
 // contiguous value of the tensor. A broadcast constant has no storage of its
 // own here: it is materialized at its current shape.
+StridedStorage strided_storage(const Tensor &x);
+
+bool non_negative(const shape::ShapeTracker &st) {
+  return st.single_plain() &&
+         std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t v) { return v >= 0; });
+}
+
+// A view whose base's storage is the base's own contiguous value (the base is
+// a result torch would have materialized: a constant, a pad, a flip) lies in
+// that storage where the view's movement ops put it, not in a copy of its own.
+std::optional<StridedStorage> storage_through_base(const Tensor &x) {
+  const TensorImpl &impl = *TensorImpl::of(x);
+  if (!impl.view_base || !impl.view_replay) return std::nullopt;
+  const Tensor base = TensorImpl::wrap(impl.view_base);
+  StridedStorage s = strided_storage(base);
+  if (s.plain) return std::nullopt;  // x's own nodes reach the same storage
+  const shape::ShapeTracker st = storage_view(base.shape(), base.dtype(), impl.view_replay)
+                                     .compose_onto(s.elements.reshape({base.numel()}));
+  if (!non_negative(st)) return std::nullopt;
+  s.plain = true;
+  s.elements = st;
+  s.offset = st.views[0].offset;
+  return s;
+}
+
 StridedStorage strided_storage(const Tensor &x) {
   autograd::NoGradGuard no_grad;
   StridedStorage s;
   s.base = base_of(x.uop());
   auto st = tracker_of(x.uop());
-  bool plain = s.base->op != Op::Const && st.single_plain() &&
-               std::all_of(st.views[0].strides.begin(), st.views[0].strides.end(), [](int64_t v) { return v >= 0; });
+  const bool plain = s.base->op != Op::Const && non_negative(st);
+  if (!plain)
+    if (auto through = storage_through_base(x)) return *through;
   if (plain) {
     s.plain = true;
     s.shape = shape_of(s.base);

@@ -1,5 +1,7 @@
 // Internal helpers for the Tensor op files.
 #pragma once
+#include <functional>
+
 #include "loom/tensor.h"
 #include "tensor/graph.h"
 
@@ -19,6 +21,13 @@ Tensor make_tensor(UOpRef u);
 // it is a whole buffer or a CONTIGUOUS node, else a new CONTIGUOUS node. (Not
 // torch's contiguous(): that returns any contiguous view itself.)
 UOpRef row_major(const UOpRef &u);
+// Where each element of a view lands in its base's row-major storage: the
+// view's replay (its movement ops from the base) over a base of that shape.
+shape::ShapeTracker storage_view(const Shape &base_shape, DType dt,
+                                 const std::function<Tensor(const Tensor &)> &replay);
+// n zeros for a host-built constant (arange, pooling matrices); a count too
+// large to allocate raises loom::Error naming `op`.
+std::vector<double> host_values(int64_t n, const char *op);
 // Tensor::mean's value, with no saved input (for composites whose own node
 // decides what is saved).
 Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim);

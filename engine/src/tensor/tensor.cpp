@@ -62,10 +62,23 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
   if ((st > 0 && e < s) || (st < 0 && e > s))
     throw Error("arange: upper bound and larger bound inconsistent with step sign (start=" + start.str() +
                 ", end=" + end.str() + ", step=" + step.str() + ")");
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i++) v[i] = s + static_cast<double>(i) * st;
+  if (!std::isfinite(s) || !std::isfinite(e))
+    throw Error("arange: unsupported range: " + start.str() + " -> " + end.str());
+  const double count = std::ceil((e - s) / st);
+  if (!(count <= 9.0e18)) throw Error("arange: invalid size, possible overflow? (" + std::to_string(count) + " values)");
+  const int64_t n = static_cast<int64_t>(count);
+  std::vector<double> v = host_values(n, "arange");
+  for (int64_t i = 0; i < n; i++) v[static_cast<size_t>(i)] = s + static_cast<double>(i) * st;
   return from_vector(v, {n}, dt);
+}
+
+std::vector<double> tensor::host_values(int64_t n, const char *op) {
+  try {
+    return std::vector<double>(static_cast<size_t>(n));
+  } catch (const std::bad_alloc &) {  // std::length_error too: the count passes max_size()
+  } catch (const std::length_error &) {
+  }
+  throw Error(std::string(op) + ": out of memory building " + std::to_string(n) + " values on the host");
 }
 
 Tensor Tensor::from_host(const HostTensor &host) {
@@ -118,16 +131,14 @@ namespace {
 // unmasked view with row-major strides, size-1 dims ignored as torch does.
 // (A broadcast constant such as zeros() has stride 0: it counts as not
 // contiguous, as loom cannot tell it from an expand.)
-bool torch_contiguous(const UOpRef &u) {
-  if (u->op != Op::View) return true;
-  const shape::ShapeTracker st = tracker_of(u);
-  if (!st.single_plain()) return false;
-  const shape::View &v = st.views[0];
-  if (shape::prod(v.shape) == 0) return true;
+// Whether strides are torch's contiguous ones for `shape` (size-1 dims
+// ignored; an empty tensor always is).
+bool contiguous_strides(const Shape &shape, const std::vector<int64_t> &strides) {
+  if (shape::prod(shape) == 0) return true;
   int64_t expected = 1;
-  for (size_t i = v.shape.size(); i-- > 0;) {
-    if (v.shape[i] != 1 && v.strides[i] != expected) return false;
-    expected *= v.shape[i];
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
   }
   return true;
 }
@@ -135,8 +146,11 @@ bool torch_contiguous(const UOpRef &u) {
 
 // torch returns the tensor itself when it is contiguous already, so writes
 // through the result reach it (and the other way round); otherwise a copy.
+// Judged by torch's strides (strides()): an op's result (a pad, a flip, a
+// broadcast constant) is a fresh row-major tensor in torch, whatever view
+// loom's graph reads it through.
 Tensor Tensor::contiguous() const {
-  if (torch_contiguous(uop())) return *this;
+  if (contiguous_strides(shape(), strides())) return *this;
   return autograd::record("CloneBackward", {*this}, Tensor(UOp::make(Op::Contiguous, dtype(), {uop()})),
                           [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
