@@ -61,7 +61,15 @@ const std::vector<std::pair<const char *, Call>> &calls() {
       {"empty", [](auto &in, auto &) { Tensor::empty(nums(in)); }},
       {"zeros", [](auto &in, auto &) { Tensor::zeros(nums(in)); }},
       {"full", [](auto &in, auto &) { Tensor::full(nums(in), 1.5); }},
-      {"arange", [](auto &in, auto &) { Tensor::arange(num(in) % 4096, num(in), num(in)); }},
+      {"arange",
+       [](auto &in, auto &) {
+         const int64_t start = num(in) % 4096, end = num(in), step = num(in);
+         // A count arange may honour but the harness's memory limit cannot
+         // hold is skipped; counts past int64 and zero steps still run.
+         const double count = step ? (static_cast<double>(end) - static_cast<double>(start)) / static_cast<double>(step) : 0;
+         if (count > 1e7 && count < 9e18) return;
+         Tensor::arange(start, end, step);
+       }},
       {"reshape", [](auto &in, const Tensor &x) { x.reshape(nums(in)); }},
       {"permute", [](auto &in, const Tensor &x) { x.permute(nums(in)); }},
       {"expand", [](auto &in, const Tensor &x) { x.expand(nums(in)); }},

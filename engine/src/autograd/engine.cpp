@@ -45,9 +45,17 @@ Tensor saves_result(const Tensor &result) {
 }
 
 Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op) {
-  if (const auto &node = TensorImpl::of(result)->grad_fn)
+  // torch's op returns a tensor of its own, with one node: never a view of an
+  // intermediate (an in-place write through one would rewrite the
+  // intermediate and regenerate the view's node without the saved inputs).
+  Tensor r = result;
+  if (TensorImpl::of(r)->view_base)
+    r = record(op, {result}, Tensor(uop::copy_point(result.uop())), [](const Tensor &g, const Tensor &) {
+      return Grads{g};
+    });
+  if (const auto &node = TensorImpl::of(r)->grad_fn)
     for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
-  return result;
+  return r;
 }
 
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,

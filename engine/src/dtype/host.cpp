@@ -1,5 +1,6 @@
 #include "loom/host.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -71,8 +72,11 @@ std::string shape_str(const Shape &shape) {
 }
 
 int64_t shape_numel(const Shape &s) {
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error("Storage size calculation overflowed with sizes " + shape_str(s) + " (more than 2^63 elements)");
   return n;
 }
 

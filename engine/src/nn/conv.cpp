@@ -63,7 +63,11 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
   return autograd::apply(
       "WindowsBackward", {x},
       [&] {
-        const shape::View v = shape::View::create(shape, shape::Strides{c * h * w, h * w, s.h * w, s.w, d.h * w, d.w});
+        // A stride or dilation over a dim of one window or one element is
+        // never used (and may be huge): 0 there; elsewhere it stays in the input.
+        const auto step = [](int64_t count, int64_t by) { return count <= 1 ? 0 : by; };
+        const shape::View v = shape::View::create(
+            shape, shape::Strides{c * h * w, h * w, step(oh, s.h) * w, step(ow, s.w), step(k.h, d.h) * w, step(k.w, d.w)});
         return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), shape::ShapeTracker{{v}}));
       },
       [=](const Tensor &grad, const Tensor &) {
@@ -107,7 +111,18 @@ void check_positive(Pair2 p, const char *op, const char *what) {
   if (p.h <= 0 || p.w <= 0) throw Error(std::string(op) + ": " + what + " must be greater than zero, got " + pair_str(p));
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t checked_add(int64_t a, int64_t b, const char *op) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    throw Error(std::string(op) + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows int64");
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b, const char *op) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error(std::string(op) + ": " + std::to_string(a) + " * " + std::to_string(b) + " overflows int64");
+  return r;
+}
 
 // One spatial dim of a pool over a real length n: kernel k, stride s, padding
 // p on both sides, dilation d.
@@ -116,10 +131,14 @@ struct PoolDim {
   bool ceil_mode;
   // torch's pooling_output_shape: in ceil mode a last window that would start
   // in the right padding is dropped.
+  // In 128 bits: user sizes anywhere in int64 cannot overflow it. A kernel
+  // wider than the padded input gives an output below 1 (pool_dims raises).
   int64_t out() const {
-    int64_t o = floor_div(n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
-    if (ceil_mode && (o - 1) * s >= n + p) --o;
-    return o;
+    using Wide = __int128;
+    const Wide span = Wide(n) + 2 * Wide(p) - Wide(d) * (Wide(k) - 1) - 1 + (ceil_mode ? Wide(s) - 1 : 0);
+    Wide o = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
+    if (ceil_mode && (o - 1) * s >= Wide(n) + p) --o;
+    return static_cast<int64_t>(std::clamp<Wide>(o, INT64_MIN, INT64_MAX));
   }
   // Ceil mode: padding past the right padding so the last window fits.
   int64_t extra() const { return std::max<int64_t>(0, (out() - 1) * s + d * (k - 1) + 1 - (n + 2 * p)); }
@@ -220,9 +239,9 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   if (o % groups != 0)
     throw Error("conv2d: Given groups=" + std::to_string(groups) + ", expected weight to be divisible by " +
                 std::to_string(groups) + " at dimension 0, but got weight of size " + shape_of(weight));
-  if (cg * groups != c)
+  if (int64_t want = 0; __builtin_mul_overflow(cg, groups, &want) || want != c)
     throw Error("conv2d: Given groups=" + std::to_string(groups) + ", weight of size " + shape_of(weight) +
-                ", expected input" + shape_of(x) + " to have " + std::to_string(cg * groups) +
+                ", expected input" + shape_of(x) + " to have " + (want == c ? "more than 2^63" : std::to_string(want)) +
                 " channels, but got " + std::to_string(c) + " channels instead");
   if (bias && (bias->ndim() != 1 || bias->size(0) != o))
     throw Error("conv2d: Given weight of size " + shape_of(weight) + ", expected bias to be 1-dimensional with " +
@@ -232,7 +251,7 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
     pad_lo = pad_hi = 0;
   } else if (padding.mode == "same") {
     if (stride.h != 1 || stride.w != 1) throw Error("conv2d: padding='same' is not supported for strided convolutions");
-    const int64_t th = dilation.h * (k.h - 1), tw = dilation.w * (k.w - 1);
+    const int64_t th = checked_mul(dilation.h, k.h - 1, op), tw = checked_mul(dilation.w, k.w - 1, op);
     pad_lo = Pair2(th / 2, tw / 2);
     pad_hi = Pair2(th - th / 2, tw - tw / 2);
   } else if (!padding.mode.empty()) {
@@ -240,11 +259,14 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   } else if (padding.size.h < 0 || padding.size.w < 0) {
     throw Error("conv2d: negative padding is not supported, got " + pair_str(padding.size));
   }
-  const int64_t hp = x.size(2) + pad_lo.h + pad_hi.h, wp = x.size(3) + pad_lo.w + pad_hi.w;
-  if (hp < dilation.h * (k.h - 1) + 1 || wp < dilation.w * (k.w - 1) + 1)
+  const int64_t hp = checked_add(checked_add(x.size(2), pad_lo.h, op), pad_hi.h, op),
+                wp = checked_add(checked_add(x.size(3), pad_lo.w, op), pad_hi.w, op);
+  const int64_t eh = checked_add(checked_mul(dilation.h, k.h - 1, op), 1, op),
+                ew = checked_add(checked_mul(dilation.w, k.w - 1, op), 1, op);
+  if (hp < eh || wp < ew)
     throw Error("conv2d: Calculated padded input size per channel: (" + std::to_string(hp) + " x " +
-                std::to_string(wp) + "). Kernel size: (" + std::to_string(dilation.h * (k.h - 1) + 1) + " x " +
-                std::to_string(dilation.w * (k.w - 1) + 1) + "). Kernel size can't be greater than actual input size");
+                std::to_string(wp) + "). Kernel size: (" + std::to_string(eh) + " x " + std::to_string(ew) +
+                "). Kernel size can't be greater than actual input size");
   const DType dt = input.dtype();
   // torch's integer kernels: slow_conv2d takes every integer type, its dilated
   // path only int64; an input without batch or channels runs neither.

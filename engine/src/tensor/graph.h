@@ -11,6 +11,7 @@ using uop::UOpRef;
 using uop::base_of;
 using uop::buffer_view;
 using uop::const_tensor;
+using uop::const_int_tensor;
 using uop::copy_point;
 using uop::root_of;
 using uop::shape_of;

@@ -207,10 +207,14 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar 
   if (static_cast<int64_t>(pads.size()) != ndim())
     throw Error("pad: " + std::to_string(pads.size()) + " (before, after) pairs given for the " +
                 std::to_string(ndim()) + " dims of " + describe(uop()));
-  for (size_t d = 0; d < pads.size(); d++)
+  for (size_t d = 0; d < pads.size(); d++) {
     if (pads[d].first < 0 || pads[d].second < 0)
       throw Error("pad: negative padding (" + std::to_string(pads[d].first) + ", " + std::to_string(pads[d].second) +
                   ") at dim " + std::to_string(d) + " of " + describe(uop()));
+    if (int64_t n = 0; __builtin_add_overflow(pads[d].first, shape()[d], &n) || __builtin_add_overflow(n, pads[d].second, &n))
+      throw Error("pad: padding (" + std::to_string(pads[d].first) + ", " + std::to_string(pads[d].second) +
+                  ") makes dim " + std::to_string(d) + " of " + describe(uop()) + " longer than 2^63 elements");
+  }
   DType dt = dtype();
   if (value.kind == Scalar::Kind::Float && !is_float(dt))
     throw Error("pad: value " + value.str() + " cannot be represented in " + dtype_name(dt));
@@ -425,12 +429,17 @@ Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
     throw Error("as_strided: Tensor: invalid storage offset " + std::to_string(*storage_offset));
   StridedStorage st = strided_storage(*this);
   int64_t off = storage_offset ? *storage_offset : st.offset;
-  int64_t need = 1 + off;
+  // The last element's index + 1; past int64 is out of bounds too.
+  int64_t need = 0;
+  bool overflow = __builtin_add_overflow(off, 1, &need);
   bool empty = shape::prod(size) == 0;
-  for (size_t i = 0; i < size.size(); i++) need += (size[i] - 1) * stride[i];
-  if (!empty && need > st.size)
+  for (size_t i = 0; i < size.size() && !empty; i++) {
+    int64_t span = 0;
+    overflow |= __builtin_mul_overflow(size[i] - 1, stride[i], &span) || __builtin_add_overflow(need, span, &need);
+  }
+  if (!empty && (overflow || need > st.size))
     throw Error("as_strided: sizes " + shape_str(size) + ", strides " + shape_str(stride) + ", storage offset " +
-                std::to_string(off) + " require a storage of " + std::to_string(need) +
+                std::to_string(off) + " require a storage of " + (overflow ? "more than 2^63" : std::to_string(need)) +
                 " elements, out of bounds for the storage of " + std::to_string(st.size) + " elements of " +
                 describe(uop()));
   // Directly over the base: it may be a copy point (a VIEW), which view() would look through.

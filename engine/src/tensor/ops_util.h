@@ -25,6 +25,9 @@ UOpRef row_major(const UOpRef &u);
 // view's replay (its movement ops from the base) over a base of that shape.
 shape::ShapeTracker storage_view(const Shape &base_shape, DType dt,
                                  const std::function<Tensor(const Tensor &)> &replay);
+// Raises loom::Error naming `op` when `count` objects of `bytes_each` bytes
+// cannot fit in this machine's memory.
+void check_fits_in_memory(uint64_t count, size_t bytes_each, const char *op);
 // n zeros for a host-built constant (arange, pooling matrices); a count too
 // large to allocate raises loom::Error naming `op`.
 std::vector<double> host_values(int64_t n, const char *op);

@@ -137,11 +137,11 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   if (split_size < 0) throw Error("split(): split_size must be non-negative, but got split_size=" + std::to_string(split_size));
   if (split_size == 0 && n != 0)
     throw Error("split(): split_size can only be 0 if dimension size is 0, but got dimension size of " + std::to_string(n));
-  const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  const int64_t pieces = split_size == 0 || n == 0 ? 1 : (n - 1) / split_size + 1;
   std::vector<Tensor> out;
   for (int64_t i = 0; i < pieces; i++) {
-    const int64_t b = std::min(i * split_size, n);
-    out.push_back(narrow(*this, d, b, std::min(b + split_size, n)));
+    const int64_t b = std::min(i * split_size, n);  // i * split_size < n + split_size: no overflow
+    out.push_back(narrow(*this, d, b, b + std::min(split_size, n - b)));
   }
   return multi_output(std::move(out));
 }
@@ -155,7 +155,7 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t> &split_sizes, int64
     if (s < 0)
       throw Error("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=" +
                   list_str(split_sizes));
-    sum += s;
+    if (__builtin_add_overflow(sum, s, &sum)) sum = -1;  // cannot sum to n
   }
   if (sum != n)
     throw Error("split_with_sizes expects split_sizes to sum exactly to " + std::to_string(n) +
@@ -175,9 +175,11 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   if (chunks <= 0) throw Error("chunk expects `chunks` to be greater than 0, got: " + std::to_string(chunks));
   const int64_t d = wrap_dim(dim, ndim(), "chunk");
   const int64_t n = shape()[d];
-  const int64_t size = (n + chunks - 1) / chunks;
-  if (size == 0 && n == 0) return split(std::vector<int64_t>(static_cast<size_t>(chunks), 0), d);
-  return split(size, d);
+  if (n == 0) {  // torch gives `chunks` empty tensors
+    check_fits_in_memory(static_cast<uint64_t>(chunks), sizeof(Tensor) + sizeof(TensorImpl), "chunk");
+    return split(std::vector<int64_t>(static_cast<size_t>(chunks), 0), d);
+  }
+  return split((n - 1) / chunks + 1, d);
 }
 
 std::vector<Tensor> Tensor::unbind(int64_t dim) const {
@@ -240,8 +242,9 @@ Tensor Tensor::unflatten(int64_t dim, const std::vector<int64_t> &sizes) const {
       infer = static_cast<int64_t>(i);
     } else if (sizes[i] < 0) {
       throw Error("unflatten: invalid size " + std::to_string(sizes[i]) + " in " + list_str(sizes));
-    } else {
-      known *= sizes[i];
+    } else if (__builtin_mul_overflow(known, sizes[i], &known)) {
+      throw Error("unflatten: Provided sizes " + list_str(sizes) + " don't multiply up to the size of dim " +
+                  std::to_string(d) + " (" + std::to_string(shape()[d]) + ") in the input tensor");
     }
   }
   const int64_t n = shape()[d];
@@ -276,7 +279,11 @@ Tensor Tensor::repeat(const std::vector<int64_t> &sizes) const {
     with_ones.push_back(padded[d]);
     expanded.push_back(sizes[d]);
     expanded.push_back(padded[d]);
-    out.push_back(sizes[d] * padded[d]);
+    int64_t n = 0;
+    if (__builtin_mul_overflow(sizes[d], padded[d], &n))
+      throw Error("repeat: repeating dim " + std::to_string(d) + " of size " + std::to_string(padded[d]) + " " +
+                  std::to_string(sizes[d]) + " times overflows int64");
+    out.push_back(n);
   }
   return new_tensor(*this, reshape(with_ones).expand(expanded).reshape(out), "RepeatBackward");
 }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "autograd/impl.h"
 #include "engine/realize.h"
 #include "tensor/ops_util.h"
@@ -48,7 +50,11 @@ Tensor Tensor::full(const Shape &shape, Scalar value, std::optional<DType> dtype
                    : value.kind == Scalar::Kind::Bool ? DType::Bool
                    : value.kind == Scalar::Kind::Int  ? DType::Int64
                                                       : DType::Float32;
-  return Tensor(const_tensor(value.to_double(), dt, shape));
+  if (is_float(dt) || dt == DType::Bool) return Tensor(const_tensor(value.to_double(), dt, shape));
+  if (value.kind == Scalar::Kind::Float && !(value.f > -9223372036854775808.0 && value.f < 9223372036854775808.0))
+    throw Error("full: value cannot be converted to type " + std::string(dtype_name(dt)) + " without overflow: " +
+                value.str());
+  return Tensor(const_int_tensor(value.kind == Scalar::Kind::Float ? static_cast<int64_t>(value.f) : value.i, dt, shape));
 }
 
 Tensor Tensor::arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
@@ -72,13 +78,24 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
   return from_vector(v, {n}, dt);
 }
 
+// More objects than this machine's memory holds are refused up front (an
+// allocation that large may be granted and then fault, or abort).
+void tensor::check_fits_in_memory(uint64_t count, size_t bytes_each, const char *op) {
+  static const uint64_t memory =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  if (count > memory / bytes_each)
+    throw Error(std::string(op) + ": out of memory: " + std::to_string(count) + " objects of " +
+                std::to_string(bytes_each) + " bytes exceed this machine's " + std::to_string(memory) + " bytes");
+}
+
 std::vector<double> tensor::host_values(int64_t n, const char *op) {
+  if (n < 0) throw Error(std::string(op) + ": negative count " + std::to_string(n));
+  check_fits_in_memory(static_cast<uint64_t>(n), sizeof(double), op);
   try {
     return std::vector<double>(static_cast<size_t>(n));
-  } catch (const std::bad_alloc &) {  // std::length_error too: the count passes max_size()
-  } catch (const std::length_error &) {
+  } catch (const std::bad_alloc &) {
+    throw Error(std::string(op) + ": out of memory building " + std::to_string(n) + " values on the host");
   }
-  throw Error(std::string(op) + ": out of memory building " + std::to_string(n) + " values on the host");
 }
 
 Tensor Tensor::from_host(const HostTensor &host) {

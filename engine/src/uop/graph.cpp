@@ -100,11 +100,20 @@ const UOp *whole_buffer(const UOp *u) {
                                                                                                     : nullptr;
 }
 
-UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
-  UOpRef c = UOp::const_(dtype, value);
+namespace {
+UOpRef broadcast_const(UOpRef c, DType dtype, const Shape &shape) {
   Shape ones(shape.size(), 1);
   auto st = shape::ShapeTracker::from_shape({}).reshape(ones).expand(shape);
-  return UOp::make(Op::View, dtype, {c}, st);
+  return UOp::make(Op::View, dtype, {std::move(c)}, st);
+}
+}  // namespace
+
+UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
+  return broadcast_const(UOp::const_(dtype, value), dtype, shape);
+}
+
+UOpRef const_int_tensor(int64_t value, DType dtype, const Shape &shape) {
+  return broadcast_const(UOp::const_int(value, dtype), dtype, shape);
 }
 
 bool is_buffer_view(const UOpRef &u, const Buffer &buf, const Shape &shape) {

@@ -25,6 +25,8 @@ UOpRef copy_point(const UOpRef &u);
 const UOp *whole_buffer(const UOp *u);
 // A constant broadcast to `shape`.
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
+// An integer constant exactly (int64 values past 2^53 do not survive a double).
+UOpRef const_int_tensor(int64_t value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
 // Whether `u` is the node buffer_view(buf, shape) gives, without building it.
