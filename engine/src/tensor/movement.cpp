@@ -334,11 +334,6 @@ struct StridedStorage {
   bool plain = false;            // the storage is the base node's value, elements its view
 };
 
-// The storage is the base node's value (a buffer, or a lazy result torch would
-// have materialized) when the tensor is a plain view of it. Flips, pads and
-// non-mergeable reshapes are copies in torch, so there the storage is the
-// contiguous value of the tensor. A broadcast constant has no storage of its
-// own here: it is materialized at its current shape.
 StridedStorage strided_storage(const Tensor &x);
 
 bool non_negative(const shape::ShapeTracker &st) {
@@ -364,6 +359,12 @@ std::optional<StridedStorage> storage_through_base(const Tensor &x) {
   return s;
 }
 
+// The storage is the base node's value (a buffer, or a lazy result torch would
+// have materialized) when the tensor is a plain view of it. Flips, pads and
+// non-mergeable reshapes are copies in torch, so there the storage is the
+// contiguous value of the tensor. A broadcast constant has no storage of its
+// own here: it is materialized at its current shape (a view of one is in its
+// base's, storage_through_base).
 StridedStorage strided_storage(const Tensor &x) {
   autograd::NoGradGuard no_grad;
   StridedStorage s;
