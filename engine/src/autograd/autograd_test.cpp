@@ -99,6 +99,20 @@ TEST(Autograd, InPlaceChangeOfASavedTensorRaisesAtBackward) {
   EXPECT_THROW(y.backward(), Error);
 }
 
+// torch's mean() saves only its input's size; mean(dims) (MeanBackward1)
+// saves the input, so changing it in place before backward raises.
+TEST(Autograd, MeanOverDimsSavesItsInputAsTorchDoes) {
+  Tensor x = leaf({1, 2});
+  Tensor h = x.mul(1.0);
+  Tensor all = h.mean(), over_dims = h.mean({0});
+  {
+    autograd::NoGradGuard guard;
+    h.assign(Tensor::zeros({2}));
+  }
+  EXPECT_NO_THROW(all.backward());
+  EXPECT_THROW(over_dims.backward(), Error);
+}
+
 TEST(Autograd, AssignIsSeenByLaterReadsNotEarlierGraphs) {
   Tensor a = Tensor::from_vector({1, 2}, {2});
   Tensor before = a.mul(10);  // built before the assignment: keeps the old value, as torch computed it

@@ -122,6 +122,21 @@ TEST(InPlace, AHeldValueReadInAnEarlierKernelKeepsItsBuffer) {
   }
 }
 
+// A whole copy into an unrealized tensor takes the source's buffer node as
+// its value; writes into each of the two afterwards are two updates of that
+// one value, and only one may store into its buffer.
+TEST(InPlace, TwoTensorsHoldingOneBufferTakeTheirOwnWrites) {
+  Tensor b = iota({4});
+  Tensor a = Tensor::zeros({4}).add(1.0);  // lazy: its value is a graph, not a buffer
+  a.assign(b);
+  b.assign(Tensor::full({4}, 7.0));
+  a.assign(Tensor::full({4}, 5.0));
+  std::vector<Tensor> both{a, b};
+  realize_all(both);
+  EXPECT_EQ(a.to_host().get(3), 5.0);
+  EXPECT_EQ(b.to_host().get(3), 7.0);
+}
+
 // A copy from a view of the written tensor's own storage is refused where
 // torch's copy_ refuses it: both dense, and their memory partly overlaps
 // (intersecting ranges, or the same range with other strides). Cases and
