@@ -33,6 +33,15 @@ const std::set<std::string> &overlapping_views() {
   return s;
 }
 
+// Views torch makes only where the strides allow (reshape, flatten,
+// contiguous, ...), a copy elsewhere: whether they alias depends on the
+// layout of the storage under them.
+bool layout_dependent_view(const std::string &name) {
+  for (const char *k : {"reshape", "flatten", "view", "contiguous"})
+    if (name.find(k) != std::string::npos) return true;
+  return false;
+}
+
 bool tie_dependent_grad(const std::string &name) {
   for (const char *k : {"topk", "sort", "kthvalue", "median", "mode", "max_dim", "min_dim"})
     if (name.find(k) != std::string::npos) return true;
@@ -204,10 +213,11 @@ class Generator {
       out.overlaps = x.overlaps || overlapping_views().count(op);
       out.writable = x.writable && !out.overlaps;
       // contiguous() is the tensor itself where torch's strides are
-      // contiguous. loom lays every op result out row-major, torch keeps the
-      // layout of an elementwise op's permuted input: where the root may be
-      // such a result, whether contiguous() aliases is left untested.
-      if (op == "contiguous" && !x.row_major_root) {
+      // contiguous, reshape a view where they allow. loom lays every op
+      // result out row-major, torch keeps the layout of an elementwise op's
+      // permuted input: where the root may be such a result, whether they
+      // alias is left untested.
+      if (layout_dependent_view(op) && !x.row_major_root) {
         out.writable = false;
         unmodelled_.insert(x.storages.begin(), x.storages.end());
       }
@@ -289,15 +299,18 @@ class Generator {
       out.root = static_cast<int>(p_.steps.size());
       out.storages = {out.root};
       out.overlaps = overlapping_views().count(e.name);
+      bool unknown_alias = false;  // a reshape-like view over a root torch may lay out otherwise (as above)
       if (may_alias(e))
         for (int a : args) {
           const Value &in = *v_[static_cast<size_t>(a)];
           out.storages.insert(in.storages.begin(), in.storages.end());
           out.overlaps |= in.overlaps;  // a chunk of an overlapping window still overlaps
+          unknown_alias |= layout_dependent_view(e.name) && !in.row_major_root;
         }
+      if (unknown_alias) unmodelled_.insert(out.storages.begin(), out.storages.end());
       // A movement entry's result is no target for writes: where it lands
       // depends on that aliasing.
-      out.writable = !e.view_op && !out.overlaps;
+      out.writable = !e.view_op && !out.overlaps && !unknown_alias;
       // torch lays out an op's result row-major when all its inputs are
       // (contiguous in, contiguous out).
       out.row_major_root = std::all_of(args.begin(), args.end(), [&](int a) { return torch_contiguous(*v_[static_cast<size_t>(a)]); });
