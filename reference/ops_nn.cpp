@@ -41,9 +41,10 @@ TorchOp in_float32(TorchOp f) {
 // torch's float32 layer_norm folds (x - mean) * rstd into x * rstd - mean * rstd,
 // which cancels badly where the variance is ~0 (a single normalized element:
 // 2e-5 off an exact 0 * rstd). Its oracle is the float64 op rounded once, with
-// torch's own node's saved tensors: input, weight and bias are saved as they are (not their
-// float64 copies), so an in-place change of one before backward raises as
-// torch's NativeLayerNormBackward0 does. The backward recomputes in float64.
+// torch's own node's saved tensors: input, weight and bias are saved as they
+// are (not their float64 copies), so an in-place change of one before
+// backward raises as torch's NativeLayerNormBackward0 does. The backward
+// recomputes in float64.
 struct LayerNormInFloat64 : torch::autograd::Function<LayerNormInFloat64> {
   static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, const at::Tensor &w,
                             const at::Tensor &b, std::vector<int64_t> shape, double eps) {

@@ -41,10 +41,6 @@ at::Tensor run_step(const ProgramStep &s, std::vector<at::Tensor> &v, bool cast_
   return {};
 }
 
-}  // namespace
-
-namespace {
-
 ProgramResult run(const std::vector<ProgramStep> &steps, bool cast_up_mixed_half) {
   ProgramResult r;
   std::vector<at::Tensor> v;

@@ -388,7 +388,6 @@ const OpMap &ops() {
   return table;
 }
 
-
 // Torch 1.13 lacks many float16/bfloat16 CPU kernels. Computing in float32 and
 // rounding the result once is the exact answer loom aims for. An op torch
 // accepts with a half input beside a wider float one computes in the wider

@@ -44,15 +44,15 @@ Tensor saves_result(const Tensor &result) {
   return result;
 }
 
+Tensor own_tensor(const Tensor &r, const char *name) {
+  return record(name, {r}, Tensor(uop::copy_point(r.uop())), [](const Tensor &g, const Tensor &) { return Grads{g}; });
+}
+
 Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op) {
   // torch's op returns a tensor of its own, with one node: never a view of an
   // intermediate (an in-place write through one would rewrite the
   // intermediate and regenerate the view's node without the saved inputs).
-  Tensor r = result;
-  if (TensorImpl::of(r)->view_base)
-    r = record(op, {result}, Tensor(uop::copy_point(result.uop())), [](const Tensor &g, const Tensor &) {
-      return Grads{g};
-    });
+  const Tensor r = TensorImpl::of(result)->view_base ? own_tensor(result, op) : result;
   if (const auto &node = TensorImpl::of(r)->grad_fn)
     for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
   return r;

@@ -162,6 +162,10 @@ Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B
 void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
                    bool differentiable = true);
 
+// `r`'s value as a tensor of its own (not a view of an intermediate, not an
+// input's handle): a copy point of it, with an identity node named `name`.
+Tensor own_tensor(const Tensor &r, const char *name);
+
 // Marks `result` as saved by the backward of the op that made it (torch saves
 // the result of exp, sqrt, tanh, sigmoid, relu, pow, amax/amin, max/min, prod,
 // cumprod, std, softmax, log_softmax, ...): an in-place update of the result

@@ -347,11 +347,7 @@ Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
 namespace {
 // (out, len) matrix averaging the adaptive windows of one dim.
 Tensor adaptive_matrix(int64_t out, int64_t len, DType dt) {
-  int64_t n = 0;
-  if (__builtin_mul_overflow(out, len, &n))
-    throw Error("adaptive_avg_pool2d: output size " + std::to_string(out) + " over an input size " +
-                std::to_string(len) + " overflows int64");
-  std::vector<double> m = tensor::host_values(n, "adaptive_avg_pool2d");
+  std::vector<double> m = tensor::host_values(checked_mul(out, len, "adaptive_avg_pool2d"), "adaptive_avg_pool2d");
   for (int64_t i = 0; i < out; ++i) {
     const int64_t b = (i * len) / out, e = ceil_div((i + 1) * len, out);
     for (int64_t j = b; j < e; ++j) m[static_cast<size_t>(i * len + j)] = 1.0 / static_cast<double>(e - b);

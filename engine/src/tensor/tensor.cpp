@@ -142,14 +142,8 @@ UOpRef row_major(const UOpRef &u) {
 }  // namespace tensor
 
 namespace {
-// torch's is_contiguous() for the strides torch would give the tensor. loom's
-// storage is an op's result (or a copy torch would have made) laid out
-// row-major, so a tensor is contiguous when it reads that storage through one
-// unmasked view with row-major strides, size-1 dims ignored as torch does.
-// (A broadcast constant such as zeros() has stride 0: it counts as not
-// contiguous, as loom cannot tell it from an expand.)
-// Whether strides are torch's contiguous ones for `shape` (size-1 dims
-// ignored; an empty tensor always is).
+// torch's is_contiguous() for strides (Tensor::strides(): the ones torch would
+// give the tensor): row-major, size-1 dims ignored; an empty tensor always is.
 bool contiguous_strides(const Shape &shape, const std::vector<int64_t> &strides) {
   if (shape::prod(shape) == 0) return true;
   int64_t expected = 1;
