@@ -42,6 +42,40 @@ TEST(Indexing, MaskedPadIsValidOnlyInside) {
   EXPECT_FALSE(valid->is_const());
 }
 
+TEST(Indexing, PadOfAComputedValueReadsItsCoordinatesWithoutDivMod) {
+  // A (2, 3, 3) value padded by one on its last two dims, as a convolution's
+  // input is: each coordinate is the view index minus the pad, no division.
+  auto st = shape::ShapeTracker::from_shape({2, 3, 3}).pad({{0, 0}, {1, 1}, {1, 1}});
+  auto r0 = range(0, 2), r1 = range(1, 5), r2 = range(2, 5);
+  auto [coords, valid] = view_coords(st, {r0, r1, r2}, {2, 3, 3});
+  ASSERT_EQ(coords.size(), 3u);
+  for (auto &c : coords) EXPECT_FALSE(has_divmod(c));
+  EXPECT_EQ(coords[0], r0);
+  EXPECT_EQ(coords[1], uop::simplify(r1 + (-1)));
+  EXPECT_FALSE(valid->is_const());
+}
+
+TEST(Indexing, WindowOfAComputedValueSteps) {
+  // 2x2 windows of stride 2 over a (4, 4) value: row = 2*i + ki, no division.
+  shape::View w = shape::View::create({2, 2, 2, 2}, shape::Strides{8, 2, 4, 1});
+  shape::ShapeTracker st{{w}};
+  auto i = range(0, 2), j = range(1, 2), ki = range(2, 2), kj = range(3, 2);
+  auto [coords, valid] = view_coords(st, {i, j, ki, kj}, {4, 4});
+  EXPECT_EQ(coords[0], uop::simplify(i * 2 + ki));
+  EXPECT_EQ(coords[1], uop::simplify(j * 2 + kj));
+  EXPECT_TRUE(valid->is_const());
+}
+
+TEST(Indexing, MergedDimsStillUnravel) {
+  // A (6,) view of a (2, 3) value crosses a dim boundary: it needs div/mod,
+  // and its coordinates address the same elements as the flat index.
+  shape::ShapeTracker st{{shape::View::create({6})}};
+  auto r = range(0, 6);
+  auto [coords, valid] = view_coords(st, {r}, {2, 3});
+  EXPECT_TRUE(has_divmod(coords[0]));
+  EXPECT_EQ(ravel(coords, {2, 3}), uop::simplify(ravel(unravel(r, {2, 3}), {2, 3})));
+}
+
 TEST(Symbolic, DivModFolding) {
   auto i = range(0, 7), j = range(1, 4);
   auto x = i * 4 + j;

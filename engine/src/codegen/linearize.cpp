@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "loom/error.h"
+#include "uop/graph.h"
 
 namespace loom::codegen {
 
@@ -22,11 +23,22 @@ class Linearizer {
 
   void run(const LoweredKernel &k) {
     for (auto &store : k.sink->src) mark_values(store->src[2]);
+    if (k.tail_sink) mark_values(k.tail_sink->src[0]->src[2]);
     for (auto &u : uop::toposort(k.sink))
       if (u->op == Op::Reduce) reduces_.push_back(u);
     const UOpRef &scan = k.sink->src[0]->src[2];  // a scan kernel has one store
     const bool scanning = scan->op == Op::Scan;
-    for (size_t i = 0; i + scanning < k.out_ranges.size(); i++) open_range(k.out_ranges[i]);
+    const size_t shared = k.tail_sink ? k.tail_depth : k.out_ranges.size();
+    // Each value is computed in the outermost output loop that determines it
+    // (loop-invariant code motion: a window's gradient computes its pooled
+    // element's value once, not once per window position).
+    auto open_output = [&](size_t i) {
+      open_range(k.out_ranges[i]);
+      if (!scanning && i + 1 < k.out_ranges.size()) hoist(k.sink);
+    };
+    for (size_t i = 0; i < shared && i + scanning < k.out_ranges.size(); i++) open_output(i);
+    const std::unordered_set<const UOp *> outer_done = done_;
+    for (size_t i = shared; i < k.out_ranges.size(); i++) open_output(i);
     if (scanning) {  // the accumulator lives outside the scanned (innermost) loop
       push(UOp::make(Op::DefineAcc, scan->dtype, {scan}));
       open_range(k.out_ranges.back());
@@ -41,11 +53,31 @@ class Linearizer {
     for (auto &store : k.sink->src)
       for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
     for (auto &store : k.sink->src) push(store);
-    for (size_t i = k.out_ranges.size(); i-- > 0;) close_range();
+    for (size_t i = k.out_ranges.size(); i-- > shared;) close_range();
+    if (k.tail_sink) {  // the tail's values are its own: nothing from the groups' loop is in scope
+      done_ = outer_done;
+      const bool loop = k.tail_range->op == Op::Range;  // a one-element tail has no loop
+      if (loop) open_range(k.tail_range);
+      for (auto &store : k.tail_sink->src)
+        for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
+      for (auto &store : k.tail_sink->src) push(store);
+      if (loop) close_range();
+    }
+    for (size_t i = shared; i-- > 0;) close_range();
   }
 
  private:
   void push(const UOpRef &u) { p_.uops.push_back(u); }
+
+  // Emits every value of the stores that the open loops determine.
+  void hoist(const UOpRef &sink) {
+    for (auto &n : uop::toposort(sink)) {
+      if (n->op == Op::Store || n->op == Op::Sink || n->op == Op::Const || n->op == Op::DefineGlobal ||
+          n->op == Op::Range || done_.count(n.get()))
+        continue;
+      if (ready(n)) emit(n);
+    }
+  }
 
   // Nodes that compute values (not addresses): reachable from the stored
   // value without passing through a load's index or gate.
@@ -125,12 +157,22 @@ class Linearizer {
       }
     for (const UOpRef &g : group) push(UOp::make(Op::DefineAcc, g->dtype, {g}));
     for (const UOpRef &r : loops) open_range(r);
+    const size_t body = p_.uops.size();
     for (const UOpRef &g : group) {
       emit(g->src[0]);
       push(g);
       p_.work += depth_iters_;
     }
     for (size_t i = 0; i < loops.size(); i++) close_range();
+    // What the body computed from its loop variables is out of scope now: a
+    // later nest over the same variables (a reduction hoisted apart from its
+    // group) computes it again.
+    for (size_t i = body; i < p_.uops.size(); i++) {
+      const UOpRef &u = p_.uops[i];
+      if (u->op == Op::Range || u->op == Op::EndRange || u->op == Op::DefineAcc) continue;
+      const auto &deps = ranges_of(u);
+      if (std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; })) done_.erase(u.get());
+    }
     for (const UOpRef &g : group) {
       done_.insert(g.get());
       keep_.push_back(g);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "codegen/indexing.h"
 #include "loom/error.h"
@@ -52,19 +53,24 @@ class Lowerer {
     switch (u->op) {
       case Op::Const: return u;
       case Op::View: {
-        auto [flat, valid] = view_index(u->arg_as<shape::ShapeTracker>(), idx);
+        const auto &st = u->arg_as<shape::ShapeTracker>();
         const UOpRef &src = u->src[0];
+        const bool buffer = src->op == Op::DefineGlobal;
+        std::vector<UOpRef> coords;
+        UOpRef flat, valid;
+        if (buffer) std::tie(flat, valid) = view_index(st, idx);
+        else std::tie(coords, valid) = view_coords(st, idx, uop::shape_of(src));
         UOpRef zero = UOp::const_(u->dtype, 0);
         bool always = valid->is_const() && valid->const_value() != 0;
         bool never = valid->is_const() && valid->const_value() == 0;
         if (never) return zero;
         UOpRef inner_gate = uop::simplify(uop::alu(Op::And, gate, valid));
-        if (src->op == Op::DefineGlobal) {
+        if (buffer) {
           std::vector<UOpRef> s{src, flat};
           if (!(inner_gate->is_const() && inner_gate->const_value() != 0)) s.push_back(inner_gate);
           return UOp::make(Op::Load, u->dtype, s);
         }
-        UOpRef v = src->op == Op::Const ? src : eval(src, unravel(flat, uop::shape_of(src)), inner_gate);
+        UOpRef v = src->op == Op::Const ? src : eval(src, coords, inner_gate);
         return always ? v : uop::where(valid, v, zero);
       }
       case Op::ReduceAxis: {
@@ -273,13 +279,28 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up) {
   const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
   auto group = output_indices(l, shape, up, k.out_ranges);
+  const UOpRef yes = UOp::const_int(1, DType::Bool);
+  auto store_at = [&](const std::vector<UOpRef> &idx) {
+    return UOp::make(Op::Store, DType::Bool, {store->src[0], ravel(idx, shape), l.eval(store->src[1], idx, yes)});
+  };
   if (!up.empty()) {
     l.share_reduce_ranges = true;
     std::vector<UOpRef> stores;
-    for (auto &idx : group)
-      stores.push_back(UOp::make(Op::Store, DType::Bool,
-                                 {store->src[0], ravel(idx, shape), l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool))}));
+    for (auto &idx : group) stores.push_back(store_at(idx));
     k.sink = UOp::make(Op::Sink, DType::Bool, stores);
+    const auto [axis, amount] = up.back();
+    const int64_t n = shape[static_cast<size_t>(axis)];
+    if (n % amount != 0) {
+      const UOpRef &grouped = group[0][static_cast<size_t>(axis)];
+      LOOM_CHECK(static_cast<size_t>(axis) + 1 == shape.size() && up.size() == 1 && !k.sink->src.empty(),
+                 "an upcast that leaves a tail must be the innermost axis's only one");
+      k.tail_depth = k.out_ranges.size() - (grouped->op == Op::Range ? 1 : 0);
+      LOOM_CHECK(k.tail_depth >= 1, "an upcast tail needs an outer output loop");
+      k.tail_range = l.range(n % amount);
+      std::vector<UOpRef> idx = group[0];
+      idx[static_cast<size_t>(axis)] = uop::simplify(k.tail_range + (n / amount * amount));
+      k.tail_sink = UOp::make(Op::Sink, DType::Bool, {store_at(idx)});
+    }
     return k;
   }
   const std::vector<UOpRef> &idx = group[0];

@@ -13,6 +13,11 @@ struct LoweredKernel {
   UOpRef sink;
   std::vector<UOpRef> out_ranges;  // loop variables of the output, outermost first
   bool serial = false;             // stores may collide: never split across threads
+  // The stores of an upcast axis's remainder (below), one element per
+  // iteration of `tail_range`, which opens inside the first `tail_depth`
+  // output loops after the other loops close. Null when there is none.
+  UOpRef tail_sink, tail_range;
+  size_t tail_depth = 0;
 };
 
 // Output axes one loop iteration computes several elements of: (axis, how
@@ -25,6 +30,9 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // accumulator, reducing in the same order as without the upcast. A float sum
 // of 1024 terms or more adds in two levels: partial sums of its innermost
 // ~sqrt(n) terms, added into the total (torch's CPU sums cascade likewise).
+// In a kernel without reductions, the innermost axis's amount need not divide
+// it: the axis's last (size % amount) elements are then a tail, computed one
+// per iteration of a loop after the groups' loop, inside the outer loops.
 LoweredKernel lower(const UOpRef &ast, const Upcast &up);
 
 // For each load of `value` (a kernel's stored value, output shape `shape`),

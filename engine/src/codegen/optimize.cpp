@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "codegen/merge_axes.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -99,14 +100,17 @@ struct KernelShape {
   Shape shape;  // the output's
   UOpRef value, reduce;
   int64_t itemsize = 4;  // of the output
+  bool write = false;    // stores through a view (a WRITE)
 };
 
-KernelShape kernel_shape(const UOpRef &ast) {
+KernelShape kernel_shape(const UOpRef &raw) {
   KernelShape k;
+  const UOpRef ast = merge_axes(raw);  // the kernel as it is lowered
   const UOpRef &store = ast->src[0];
   k.value = store->src[1];
   const auto *write = std::get_if<uop::WriteArg>(&store->arg);
   if (write && (write->axis >= 0 || write->acc != Op::Sink)) return k;  // indexed or accumulating: serial, in order
+  k.write = write != nullptr;
   k.shape = write ? uop::shape_of(k.value) : store->arg_as<shape::ShapeTracker>().shape();
   if (k.shape.empty()) return k;
   int64_t reduces = 0;
@@ -123,10 +127,16 @@ KernelShape kernel_shape(const UOpRef &ast) {
   return k;
 }
 
-// The innermost axis in groups of `bytes`; empty when they do not divide it.
+// The innermost axis in groups of `bytes`, or of fewer (at least 4 elements)
+// where the axis is shorter. Groups that do not divide the axis leave a tail
+// (lowerer.h), which runs inside the outer output loops: a kernel with none,
+// or one that writes through a view, takes dividing groups only.
 Upcast group(const KernelShape &k, int64_t bytes) {
-  const int64_t u = bytes / k.itemsize, n = k.shape.back();
-  if (u < 2 || n < u || n % u != 0) return {};
+  const int64_t n = k.shape.back();
+  int64_t u = bytes / k.itemsize;
+  const bool tail = !k.write && std::any_of(k.shape.begin(), k.shape.end() - 1, [](int64_t d) { return d > 1; });
+  while (tail && u > n && u > 4) u /= 2;
+  if (u < 2 || n < u || (n % u != 0 && !tail)) return {};
   return {{static_cast<int64_t>(k.shape.size()) - 1, u}};
 }
 

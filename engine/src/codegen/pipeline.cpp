@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "codegen/merge_axes.h"
 #include "codegen/optimize.h"
 #include "uop/graph.h"
 
@@ -54,9 +55,11 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
                        const Upcast *forced) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
+  const UOpRef kernel = no_opt() ? ast : merge_axes(ast);
+  if (kernel != ast) log_pass(name, "merge axes", kernel->str());
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(ast);
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
-  LoweredKernel lowered = lower(ast, up);
+  LoweredKernel lowered = lower(kernel, up);
   log_pass(name, "lower", lowered.sink->str());
   Program p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", program_str(p));

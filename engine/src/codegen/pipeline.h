@@ -1,5 +1,7 @@
 // The codegen driver: runs the named passes over one kernel AST, in order,
 // like a script. LOOM_DEBUG=4 prints the program after each pass.
+//   merge axes adjacent output axes every view reads as one become one
+//              (elementwise kernels); skipped under LOOM_NOOPT=1
 //   optimize   which output axes an iteration computes several elements of
 //              (upcast groups and tiles); skipped under LOOM_NOOPT=1
 //   lower      views -> index expressions over loop variables (RANGE, LOAD,

@@ -51,15 +51,21 @@ Tensor stored(const Tensor &t) {
       [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
-// x (N, C, H, W) -> (N, C, Ho, Wo, kh, kw), element [n, c, i, j, a, b] =
-// x[n, c, i*s.h + a*d.h, j*s.w + b*d.w]: one strided view of x stored
-// row-major (its windows overlap where the stride is below the window). The
-// gradient adds each window element's back where it was read: kh * kw
-// shifted (and, for strides over 1, spread) copies, one elementwise sum.
-Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+// x (N, C, H, W), zero-padded by lo before and hi after each spatial dim, ->
+// (N, C, Ho, Wo, kh, kw), element [n, c, i, j, a, b] = padded x[n, c, i*s.h +
+// a*d.h, j*s.w + b*d.w]: one strided view of x stored row-major (its windows
+// overlap where the stride is below the window), over the padding's masked
+// view of it, so the padded copy is never stored. The gradient adds each
+// window element's back where it was read: kh * kw shifted (and, for strides
+// over 1, spread) copies, one elementwise sum, the padding cut off.
+Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0, 0), Pair2 hi = Pair2(0, 0)) {
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2) + lo.h + hi.h, w = x.size(3) + lo.w + hi.w;
   const int64_t oh = out_len(h, k.h, s.h, d.h), ow = out_len(w, k.w, s.w, d.w);
   const Shape shape = {n, c, oh, ow, k.h, k.w};
+  const bool padded = lo.h || lo.w || hi.h || hi.w;
+  const auto unpad = [=](const Tensor &g) {
+    return padded ? g.shrink({{0, n}, {0, c}, {lo.h, h - hi.h}, {lo.w, w - hi.w}}) : g;
+  };
   return autograd::apply(
       "WindowsBackward", {x},
       [&] {
@@ -68,14 +74,19 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
         const auto step = [](int64_t count, int64_t by) { return count <= 1 ? 0 : by; };
         const shape::View v = shape::View::create(
             shape, shape::Strides{c * h * w, h * w, step(oh, s.h) * w, step(ow, s.w), step(k.h, d.h) * w, step(k.w, d.w)});
-        return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), shape::ShapeTracker{{v}}));
+        shape::ShapeTracker st{{v}};
+        if (padded) {
+          st = shape::ShapeTracker::from_shape(x.shape()).pad({{0, 0}, {0, 0}, {lo.h, hi.h}, {lo.w, hi.w}});
+          st.views.push_back(v);
+        }
+        return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), st));
       },
       [=](const Tensor &grad, const Tensor &) {
         const Tensor g = stored(grad);
         if (s.h == k.h && s.w == k.w && d.h == 1 && d.w == 1)  // windows tile the input: each element read once
-          return autograd::Grads{g.permute({0, 1, 2, 4, 3, 5})
-                                     .reshape({n, c, oh * k.h, ow * k.w})
-                                     .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}})};
+          return autograd::Grads{unpad(g.permute({0, 1, 2, 4, 3, 5})
+                                           .reshape({n, c, oh * k.h, ow * k.w})
+                                           .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}}))};
         std::optional<Tensor> sum;
         for (int64_t a = 0; a < k.h; ++a)
           for (int64_t b = 0; b < k.w; ++b) {
@@ -83,7 +94,7 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d) {
             part = place(part, s, Pair2(a * d.h, b * d.w), Pair2(h, w));
             sum = sum ? sum->add(part) : part;
           }
-        return autograd::Grads{stored(*sum)};  // read by several reductions (a norm's backward)
+        return autograd::Grads{stored(unpad(*sum))};  // read by several reductions (a norm's backward)
       });
 }
 
@@ -273,15 +284,14 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   const bool dilated = dilation.h != 1 || dilation.w != 1;
   if (dilated && !is_float(dt) && dt != DType::Int64 && n != 0 && c != 0)
     throw TypeError(std::string("conv2d: a dilated convolution is not implemented for dtype ") + dtype_name(dt));
-  Tensor xp = up(x).pad({{0, 0}, {0, 0}, {pad_lo.h, pad_hi.h}, {pad_lo.w, pad_hi.w}});
-  Tensor win = windows_2d(xp, k, stride, dilation);  // (N, C, Ho, Wo, kh, kw)
+  Tensor win = windows_2d(up(x), k, stride, dilation, pad_lo, pad_hi);  // (N, C, Ho, Wo, kh, kw)
   const int64_t oh = win.size(2), ow = win.size(3), og = o / groups;
   // (N, g, 1, C/g, Ho, Wo, kh, kw) * (1, g, O/g, C/g, 1, 1, kh, kw), summed over C/g, kh, kw.
   Tensor xs = win.reshape({n, groups, 1, cg, oh, ow, k.h, k.w});
   Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
   Tensor r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
   if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
-  // torch's node saves the input and the weight; the windows read a padded copy.
+  // torch's node saves the input and the weight.
   return autograd::saves_inputs(unbatched_like(r.cast(dt), input), {input, weight}, "ConvolutionBackward0");
 }
 

@@ -87,6 +87,37 @@ class CRenderer : public CStyleRenderer {
     if (d == DType::BFloat16) return "loom_f2bf(" + v + ")";
     return v;
   }
+
+ protected:
+  // Gates and selects without branches, so the C compiler's block vectorizer
+  // packs an unrolled group's elements that a mask or a where covers: a gated
+  // load reads element 0 where its gate is off (every buffer holds at least
+  // 64 bytes, runtime/cpu/buffer_pool.cpp) and selects 0 there; floats select
+  // through loom_self (the compiler does not turn ?: on floats into selects).
+  const Table &expressions() const override {
+    static const Table t = [] {
+      Table e = expression_rules();
+      e[Op::Load] = [](CStyleRenderer &r, const UOpRef &u) {
+        const std::string buf = r.buffer(u->src[0]->arg_as<int64_t>());
+        if (u->src.size() <= 2) return r.load(u->src[0]->dtype, buf + "[" + r.operand(u, 1) + "]");
+        const std::string g = r.operand(u, 2);
+        const std::string v = r.load(u->src[0]->dtype, buf + "[" + g + " ? " + r.operand(u, 1) + " : 0]");
+        return select(r.reg_type(u->dtype), g, v, "0");
+      };
+      e[Op::Where] = [](CStyleRenderer &r, const UOpRef &u) {
+        return select(r.reg_type(u->dtype), r.operand(u, 0), r.operand(u, 1), r.operand(u, 2));
+      };
+      return e;
+    }();
+    return t;
+  }
+
+ private:
+  // c ? a : b with both sides evaluated.
+  static std::string select(const std::string &type, const std::string &c, const std::string &a, const std::string &b) {
+    if (type == "float") return "loom_self(" + c + ", " + a + ", " + b + ")";
+    return "({ " + type + " loom_a = " + a + ", loom_b = " + b + "; " + c + " ? loom_a : loom_b; })";
+  }
 };
 
 }  // namespace
@@ -121,7 +152,7 @@ static inline float loom_rbf(float x) { return loom_bf2f(loom_f2bf(x)); }
 /* c ? a : b without a branch: the C compiler's block vectorizer packs the
    elements of an unrolled group into vectors only when no branch sits
    between them, and it does not turn ?: on floats into selects. */
-static inline float loom_self(int32_t c, float a, float b) {
+static inline __attribute__((always_inline)) float loom_self(int32_t c, float a, float b) {
   union { float f; int32_t i; } x = {a}, y = {b}, r;
   r.i = (x.i & -c) | (y.i & ~-c);
   return r.f;
@@ -133,7 +164,7 @@ static inline float loom_minf(float a, float b) { return loom_self((a != a) | (a
    by Cephes' expf polynomial, then 2^k applied in two factors so a subnormal
    result rounds once. Within 1 ulp of the exact result; exact at 0, inf at
    x > 88.7229, 0 below -103.98, NaN for NaN. */
-static inline float loom_expf(float x) {
+static inline __attribute__((always_inline)) float loom_expf(float x) {
   float c = loom_self(x > 88.8f, 88.8f, x);
   c = loom_self(c < -104.0f, -104.0f, c);
   c = loom_self(c != c, 0.0f, c);
@@ -152,12 +183,14 @@ static inline float loom_expf(float x) {
   union { int32_t i; float f; } s1 = {(k1 + 127) << 23}, s2 = {(k2 + 127) << 23};
   return loom_self(x != x, x, (p * s1.f) * s2.f);
 }
-/* erf for float, branch-free like loom_expf. |x| < 1: x P(x^2), P a degree-6
+/* always_inline: an unrolled group's erf calls must be inlined to be packed
+   into vectors, and this body is past the inliner's -O2 size limit.
+   erf for float, branch-free like loom_expf. |x| < 1: x P(x^2), P a degree-6
    least-squares fit of erf(x)/x in x^2 on [0, 1] (within 3 ulp); otherwise
    1 - t exp(R(t) - x^2) with t = 1 / (1 + |x|/2) and R the Chebyshev-fitted
    polynomial of Numerical Recipes' erfc (its relative error under 1.2e-7;
    within 2 ulp of erf here), given x's sign. +-1 at +-inf, NaN for NaN. */
-static inline float loom_erff(float x) {
+static inline __attribute__((always_inline)) float loom_erff(float x) {
   const float s = x * x;
   float p = 7.933493907330558e-05f;
   p = p * s - 8.034846396185458e-04f;

@@ -1,0 +1,15 @@
+// The merge pass: adjacent output axes of an elementwise kernel that every
+// view of it reads as one axis (each load's and the store's strides walk
+// both row-major, or neither: a broadcast) become one axis, so the innermost
+// loop is long and the optimize pass's groups fill it. A BatchNorm-GELU over
+// (64, 64, 15, 15) runs as (64, 14400). The outermost axis is never merged:
+// it is the one the threads split. Kernels with reductions, scans, sorts,
+// gathers or writes through a view are left as they are.
+#pragma once
+#include "uop/uop.h"
+
+namespace loom::codegen {
+
+uop::UOpRef merge_axes(const uop::UOpRef &ast);
+
+}  // namespace loom::codegen

@@ -1,0 +1,92 @@
+// The elementwise optimizations between a kernel's AST and its loops: axes
+// merged where every view reads them as one (codegen/merge_axes.h), groups
+// that leave a tail (codegen/lowerer.h), values computed in the outermost
+// loop that determines them (codegen/linearize.cpp); each checked on the
+// program it builds and on the values it computes against plain loops.
+#include <gtest/gtest.h>
+
+#include "codegen/pipeline.h"
+#include "engine/realize.h"
+#include "loom/tensor.h"
+#include "schedule/schedule.h"
+
+namespace loom {
+namespace {
+
+using uop::Op;
+
+std::vector<float> values(const Tensor &t) {
+  const HostTensor h = t.to_host();
+  std::vector<float> v;
+  for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
+  return v;
+}
+
+// The program the default pipeline builds for the one kernel of `t`.
+codegen::Program program_of(const Tensor &t) {
+  const schedule::Schedule s = schedule::create_schedule({t.uop()});
+  EXPECT_EQ(s.items.size(), 1u);
+  std::vector<DType> dts;
+  for (auto &b : s.items[0].bufs) dts.push_back(b->dtype);
+  return codegen::compile_kernel(s.items[0].ast, s.items[0].name, dts);
+}
+
+std::vector<int64_t> loop_sizes(const codegen::Program &p) {
+  std::vector<int64_t> n;
+  for (auto &u : p.uops)
+    if (u->op == Op::Range) n.push_back(static_cast<int64_t>(u->src[0]->const_value()));
+  return n;
+}
+
+int64_t count(const codegen::Program &p, Op op) {
+  int64_t n = 0;
+  for (auto &u : p.uops) n += u->op == op;
+  return n;
+}
+
+TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
+  // (4, 3, 15, 15) * w[c] + b[c]: the image axes merge (225 elements), which
+  // run as 14 groups of 16 and a one-element tail, with no division.
+  const std::vector<float> xv = values(Tensor::randn({4, 3, 15, 15})), wv = {0.5f, -2.0f, 3.0f}, bv = {1.0f, 0.0f, -1.0f};
+  Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {4, 3, 15, 15});
+  Tensor w = Tensor::from_vector({wv.begin(), wv.end()}, {1, 3, 1, 1}), b = Tensor::from_vector({bv.begin(), bv.end()}, {1, 3, 1, 1});
+  Tensor y = x.mul(w).add(b);
+  const codegen::Program p = program_of(y);
+  EXPECT_EQ(loop_sizes(p), std::vector<int64_t>({4, 3, 14}));
+  EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
+  EXPECT_EQ(count(p, Op::Store), 17);
+  const std::vector<float> got = values(y);
+  for (size_t i = 0; i < got.size(); i++) {
+    const size_t c = i / 225 % 3;
+    ASSERT_EQ(got[i], xv[i] * wv[c] + bv[c]) << "element " << i;
+  }
+}
+
+TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
+  // A pad of a computed value over odd dims: read by coordinates, no division,
+  // every element (groups and tail) stored.
+  const std::vector<float> xv = values(Tensor::randn({2, 5, 7}));
+  Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {2, 5, 7});
+  Tensor y = x.exp().pad({{0, 0}, {1, 1}, {2, 1}});
+  const codegen::Program p = program_of(y);
+  EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
+  const std::vector<float> got = values(y), e = values(x.exp());
+  for (int64_t n = 0; n < 2; n++)
+    for (int64_t i = 0; i < 7; i++)
+      for (int64_t j = 0; j < 10; j++) {
+        const bool inside = i >= 1 && i < 6 && j >= 2 && j < 9;
+        const float want = inside ? e[static_cast<size_t>((n * 5 + i - 1) * 7 + j - 2)] : 0.0f;
+        ASSERT_EQ(got[static_cast<size_t>((n * 7 + i) * 10 + j)], want) << n << " " << i << " " << j;
+      }
+}
+
+TEST(KernelOpt, ValuesAreComputedInTheOutermostLoopThatDeterminesThem) {
+  // exp(a[i]) broadcast over j: computed 64 times, not 64 * 48.
+  Tensor a = Tensor::randn({64, 1}).realize(), z = Tensor::randn({64, 48}).realize();
+  Tensor y = a.exp().expand({64, 48}).add(z);
+  const codegen::Program p = program_of(y);
+  EXPECT_EQ(p.work, 64 + 64 * 48);
+}
+
+}  // namespace
+}  // namespace loom
