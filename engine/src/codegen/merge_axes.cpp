@@ -1,5 +1,6 @@
 #include "codegen/merge_axes.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -43,12 +44,17 @@ bool reads_without_division(const shape::ShapeTracker &st, const Shape &inner) {
   return true;
 }
 
-// The kernel's value with axes a and a+1 merged; null where some view does
-// not merge them or a node is not elementwise.
+// The kernel's value with axes a and a+1 merged, at the kernel's shapes: the
+// output's and, below a reduction, its input's (both axes reduced there, or
+// neither). Null where some view does not merge them or a node is neither
+// elementwise nor such a reduction.
 class Merger {
  public:
-  Merger(const Shape &from, size_t a) : from_(from), to_(merged(from, a)) {}
-  const Shape &to() const { return to_; }
+  Merger(const Shape &out, const Shape *in, size_t a) : a_(a) {
+    shapes_.push_back({out, merged(out, a)});
+    if (in) shapes_.push_back({*in, merged(*in, a)});
+  }
+  const Shape &to() const { return shapes_[0].second; }
 
   UOpRef operator()(const UOpRef &u) {
     if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
@@ -58,22 +64,31 @@ class Merger {
   }
 
  private:
+  const Shape *target(const Shape &s) const {
+    for (auto &[from, to] : shapes_)
+      if (from == s) return &to;
+    return nullptr;
+  }
+
   UOpRef rewrite(const UOpRef &u) {
     if (u->op == Op::Const) return u;
     if (u->op == Op::View) {
       const auto &st = u->arg_as<shape::ShapeTracker>();
+      const Shape *to = target(st.shape());
+      if (!to) return nullptr;
       const UOpRef &src = u->src[0];
       if (src->op == Op::DefineGlobal || src->op == Op::Const) {
-        auto r = reshaped(st, to_);
+        auto r = reshaped(st, *to);
         return r ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
       }
       // A computed value is read at its own shape: an identity view of it
       // passes the merge on to it; another view merges only where it still
       // reads the value's coordinates without division (a broadcast does).
-      if (st.contiguous() && uop::shape_of(src) == from_) return (*this)(src);
-      auto r = reshaped(st, to_);
+      if (st.contiguous() && uop::shape_of(src) == st.shape()) return (*this)(src);
+      auto r = reshaped(st, *to);
       return r && reads_without_division(*r, uop::shape_of(src)) ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
     }
+    if (u->op == Op::ReduceAxis) return reduce(u);
     if (!uop::is_alu(u->op) && u->op != Op::Cast) return nullptr;
     std::vector<UOpRef> src;
     for (auto &s : u->src) {
@@ -83,9 +98,42 @@ class Merger {
     return u->with_src(std::move(src));
   }
 
-  Shape from_, to_;
+  // A reduction over both merged axes reduces the merged one; over neither,
+  // keeps it. Its input must be at the kernel's input shape.
+  UOpRef reduce(const UOpRef &u) {
+    if (shapes_.size() < 2 || uop::shape_of(u->src[0]) != shapes_[1].first) return nullptr;
+    uop::ReduceArg ra = u->arg_as<uop::ReduceArg>();
+    const auto has = [&](size_t d) { return std::count(ra.axes.begin(), ra.axes.end(), static_cast<int64_t>(d)) > 0; };
+    if (has(a_) != has(a_ + 1)) return nullptr;
+    std::vector<int64_t> axes;
+    for (int64_t x : ra.axes)
+      if (x != static_cast<int64_t>(a_) + 1) axes.push_back(x > static_cast<int64_t>(a_) ? x - 1 : x);
+    ra.axes = axes;
+    UOpRef src = (*this)(u->src[0]);
+    return src ? UOp::make(Op::ReduceAxis, u->dtype, {src}, ra) : nullptr;
+  }
+
+  size_t a_;
+  std::vector<std::pair<Shape, Shape>> shapes_;
   std::unordered_map<const UOp *, UOpRef> memo_;
 };
+
+// The input shape of the kernel's reductions, when they all share one and no
+// reduction reads another; nullopt for none. `ok` goes false for kernels the
+// pass leaves alone.
+std::optional<Shape> reduce_input(const UOpRef &value, bool &ok) {
+  std::optional<Shape> in;
+  for (auto &x : uop::toposort(value)) {
+    if (x->op == Op::Scan || x->op == Op::Sort || x->op == Op::Gather) ok = false;
+    if (x->op != Op::ReduceAxis) continue;
+    const Shape &s = uop::shape_of(x->src[0]);
+    if (in && *in != s) ok = false;
+    in = s;
+    for (auto &y : uop::toposort(x->src[0]))
+      if (y != x && y->op == Op::ReduceAxis) ok = false;
+  }
+  return in;
+}
 
 }  // namespace
 
@@ -93,15 +141,23 @@ UOpRef merge_axes(const UOpRef &ast) {
   if (ast->op != Op::Sink || ast->src.size() != 1) return ast;
   UOpRef store = ast->src[0];
   if (store->op != Op::Store || !std::holds_alternative<shape::ShapeTracker>(store->arg)) return ast;
+  bool ok = true;
+  std::optional<Shape> in = reduce_input(store->src[1], ok);
+  // Reductions keep their axes (size 1): an output of another rank is a view of them.
+  if (!ok || (in && in->size() != store->arg_as<shape::ShapeTracker>().shape().size())) return ast;
   for (size_t a = store->arg_as<shape::ShapeTracker>().shape().size(); a-- > 1;) {
     const auto &st = store->arg_as<shape::ShapeTracker>();
     if (a + 1 >= st.shape().size()) continue;
-    Merger m(st.shape(), a);
+    // In a reduction kernel only reduced axes merge: output axes keep the
+    // tiles the optimize pass chooses over them.
+    if (in && !(st.shape()[a] == 1 && st.shape()[a + 1] == 1 && (*in)[a] > 1 && (*in)[a + 1] > 1)) continue;
+    Merger m(st.shape(), in ? &*in : nullptr, a);
     auto out = reshaped(st, m.to());
     if (!out) continue;
     UOpRef value = m(store->src[1]);
     if (!value) continue;
     store = UOp::make(Op::Store, store->dtype, {store->src[0], value}, *out);
+    if (in) in = merged(*in, a);
   }
   return store == ast->src[0] ? ast : UOp::make(Op::Sink, ast->dtype, {store});
 }

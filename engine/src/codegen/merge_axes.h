@@ -2,9 +2,12 @@
 // view of it reads as one axis (each load's and the store's strides walk
 // both row-major, or neither: a broadcast) become one axis, so the innermost
 // loop is long and the optimize pass's groups fill it. A BatchNorm-GELU over
-// (64, 64, 15, 15) runs as (64, 14400). The outermost axis is never merged:
-// it is the one the threads split. Kernels with reductions, scans, sorts,
-// gathers or writes through a view are left as they are.
+// (64, 64, 15, 15) runs as (64, 14400). In a kernel with reductions (all over
+// one input shape, none reading another) only axes every reduction reduces
+// merge: a BatchNorm's statistics over (N, C, 15, 15) reduce (N, C, 225).
+// The outermost axis is never merged: it is the one the threads split.
+// Kernels with scans, sorts, gathers or writes through a view are left as
+// they are.
 #pragma once
 #include "uop/uop.h"
 

@@ -114,16 +114,18 @@ KernelShape kernel_shape(const UOpRef &raw) {
   k.shape = write ? uop::shape_of(k.value) : store->arg_as<shape::ShapeTracker>().shape();
   if (k.shape.empty()) return k;
   int64_t reduces = 0;
+  bool one_input = true;  // every reduction reads the same shape, none another's result
   for (auto &x : uop::toposort(k.value)) {
     if (x->op == Op::Scan || x->op == Op::Sort) return k;
-    if (x->op == Op::ReduceAxis) {
-      reduces++;
-      k.reduce = x;
-    }
+    if (x->op != Op::ReduceAxis) continue;
+    reduces++;
+    if (k.reduce && uop::shape_of(k.reduce->src[0]) != uop::shape_of(x->src[0])) one_input = false;
+    for (auto &y : uop::toposort(x->src[0])) one_input = one_input && (y == x || y->op != Op::ReduceAxis);
+    k.reduce = x;
   }
   k.itemsize = static_cast<int64_t>(itemsize(store->src[0]->dtype));
   if (reduces == 0) k.kind = KernelShape::Elementwise;
-  else if (reduces == 1 && !write) k.kind = KernelShape::Reduce;
+  else if (one_input && !write) k.kind = KernelShape::Reduce;
   return k;
 }
 
