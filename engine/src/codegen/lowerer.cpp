@@ -18,6 +18,14 @@ namespace {
 
 constexpr int64_t kTwoLevelSum = 1024;
 
+// How many elements each output of a reduction folds.
+int64_t reduced_count(const UOp &reduce) {
+  const Shape &in = uop::shape_of(reduce.src[0]);
+  int64_t n = 1;
+  for (auto a : reduce.arg_as<uop::ReduceArg>().axes) n *= in[static_cast<size_t>(a)];
+  return n;
+}
+
 // 0 <= i < n: where an index read from memory addresses something.
 UOpRef in_range(const UOpRef &i, int64_t n) {
   return uop::alu(Op::And, uop::alu(Op::CmpLe, UOp::const_int(0), i), uop::alu(Op::CmpLt, i, UOp::const_int(n)));
@@ -32,6 +40,8 @@ class Lowerer {
   // Set while an upcast group is evaluated: each element's reduction runs over
   // the same loop variables, so the group's reductions share one loop nest.
   bool share_reduce_ranges = false;
+  // Reductions that unrolled_reduction() accepts fold in registers.
+  bool fold_short = false;
 
   // The value of AST node `u` at logical index `idx`. `gate` is true where the
   // element is actually used: loads under a masked view read only when it holds,
@@ -78,6 +88,7 @@ class Lowerer {
         const Shape &in = uop::shape_of(u->src[0]);
         for (auto a : ra.axes)
           if (in[a] == 0) return identity(ra.op, u->dtype);
+        if (fold_short && unrolled_reduction(*u)) return unrolled(u, idx, gate);
         const ReduceLoops loops = share_reduce_ranges ? shared_loops(u) : reduce_loops(*u);
         std::vector<UOpRef> inner = idx;
         for (auto &[axis, index] : loops.index) inner[static_cast<size_t>(axis)] = index;
@@ -118,6 +129,26 @@ class Lowerer {
         return u->with_src(s);
       }
     }
+  }
+
+  // A short reduction folded in registers: its elements in loop order, a sum
+  // from 0 as the loop's accumulator starts (so -0.0 sums to +0.0 alike).
+  UOpRef unrolled(const UOpRef &u, const std::vector<UOpRef> &idx, const UOpRef &gate) {
+    const auto &ra = u->arg_as<uop::ReduceArg>();
+    const Shape &in = uop::shape_of(u->src[0]);
+    UOpRef acc = ra.op == Op::Add ? UOp::const_(u->dtype, 0) : nullptr;
+    std::vector<UOpRef> inner = idx;
+    for (int64_t t = 0, n = reduced_count(*u); t < n; t++) {
+      int64_t rest = t;
+      for (size_t i = ra.axes.size(); i-- > 0;) {
+        const int64_t m = in[static_cast<size_t>(ra.axes[i])];
+        inner[static_cast<size_t>(ra.axes[i])] = UOp::const_int(rest % m);
+        rest /= m;
+      }
+      const UOpRef v = eval(u->src[0], inner, gate);
+      acc = acc ? uop::alu(ra.op, acc, v) : v;
+    }
+    return acc;
   }
 
   // A reduction's loops: each reduced axis's index, and the loop variables
@@ -256,6 +287,14 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store, const Upcast &up) {
 
 }  // namespace
 
+bool unrolled_reduction(const UOp &reduce) {
+  const DType d = reduce.dtype;
+  if (reduce.arg_as<uop::ReduceArg>().op == Op::Mul || !(d == DType::Float32 || d == DType::Float64 || d == DType::Int64))
+    return false;
+  const int64_t n = reduced_count(reduce);
+  return n >= 1 && n <= kUnrolledReduce;
+}
+
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;
@@ -272,9 +311,10 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
   return out;
 }
 
-LoweredKernel lower(const UOpRef &ast, const Upcast &up) {
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
   const UOpRef &store = ast->src[0];
   Lowerer l;
+  l.fold_short = fold_short;
   if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
   const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
   LoweredKernel k;
@@ -292,7 +332,7 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up) {
     const int64_t n = shape[static_cast<size_t>(axis)];
     if (n % amount != 0) {
       const UOpRef &grouped = group[0][static_cast<size_t>(axis)];
-      LOOM_CHECK(static_cast<size_t>(axis) + 1 == shape.size() && up.size() == 1 && !k.sink->src.empty(),
+      LOOM_CHECK(std::all_of(shape.begin() + axis + 1, shape.end(), [](int64_t d) { return d == 1; }) && up.size() == 1,
                  "an upcast that leaves a tail must be the innermost axis's only one");
       k.tail_depth = k.out_ranges.size() - (grouped->op == Op::Range ? 1 : 0);
       LOOM_CHECK(k.tail_depth >= 1, "an upcast tail needs an outer output loop");

@@ -33,7 +33,17 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // In a kernel without reductions, the innermost axis's amount need not divide
 // it: the axis's last (size % amount) elements are then a tail, computed one
 // per iteration of a loop after the groups' loop, inside the outer loops.
-LoweredKernel lower(const UOpRef &ast, const Upcast &up);
+// `fold_short`: reductions that unrolled_reduction() accepts fold in registers.
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false);
+
+// A reduction of at most kUnrolledReduce elements (a pool's window) of
+// float32, float64 or int64, folding by add, max or min, may fold in
+// registers (lower's fold_short; the pipeline's default, off under
+// LOOM_NOOPT), in loop order, with no loop or accumulator: its kernel is
+// then elementwise (the optimize pass groups its outputs). Halves and
+// products keep the loop (an accumulator adds without rounding to the dtype).
+constexpr int64_t kUnrolledReduce = 9;
+bool unrolled_reduction(const uop::UOp &reduce);
 
 // For each load of `value` (a kernel's stored value, output shape `shape`),
 // which output axes its address depends on.

@@ -117,7 +117,7 @@ KernelShape kernel_shape(const UOpRef &raw) {
   bool one_input = true;  // every reduction reads the same shape, none another's result
   for (auto &x : uop::toposort(k.value)) {
     if (x->op == Op::Scan || x->op == Op::Sort) return k;
-    if (x->op != Op::ReduceAxis) continue;
+    if (x->op != Op::ReduceAxis || unrolled_reduction(*x)) continue;
     reduces++;
     if (k.reduce && uop::shape_of(k.reduce->src[0]) != uop::shape_of(x->src[0])) one_input = false;
     for (auto &y : uop::toposort(x->src[0])) one_input = one_input && (y == x || y->op != Op::ReduceAxis);
@@ -129,17 +129,20 @@ KernelShape kernel_shape(const UOpRef &raw) {
   return k;
 }
 
-// The innermost axis in groups of `bytes`, or of fewer (at least 4 elements)
+// The innermost axis (past size-1 ones) in groups of `bytes`, or of fewer (at least 4 elements)
 // where the axis is shorter. Groups that do not divide the axis leave a tail
 // (lowerer.h), which runs inside the outer output loops: a kernel with none,
 // or one that writes through a view, takes dividing groups only.
 Upcast group(const KernelShape &k, int64_t bytes) {
-  const int64_t n = k.shape.back();
+  size_t axis = k.shape.size() - 1;  // the innermost axis over 1 element (size-1 axes have no loop)
+  while (axis > 0 && k.shape[axis] == 1) axis--;
+  const int64_t n = k.shape[axis];
   int64_t u = bytes / k.itemsize;
-  const bool tail = !k.write && std::any_of(k.shape.begin(), k.shape.end() - 1, [](int64_t d) { return d > 1; });
+  const bool tail = !k.write && std::any_of(k.shape.begin(), k.shape.begin() + static_cast<std::ptrdiff_t>(axis),
+                                            [](int64_t d) { return d > 1; });
   while (tail && u > n && u > 4) u /= 2;
   if (u < 2 || n < u || (n % u != 0 && !tail)) return {};
-  return {{static_cast<int64_t>(k.shape.size()) - 1, u}};
+  return {{static_cast<int64_t>(axis), u}};
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
   if (kernel != ast) log_pass(name, "merge axes", kernel->str());
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(ast);
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
-  LoweredKernel lowered = lower(kernel, up);
+  LoweredKernel lowered = lower(kernel, up, !no_opt());
   log_pass(name, "lower", lowered.sink->str());
   Program p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", program_str(p));

@@ -1,11 +1,14 @@
 // The codegen driver: runs the named passes over one kernel AST, in order,
 // like a script. LOOM_DEBUG=4 prints the program after each pass.
-//   merge axes adjacent output axes every view reads as one become one
-//              (elementwise kernels); skipped under LOOM_NOOPT=1
+//   merge axes adjacent axes every view reads as one become one (output
+//              axes of elementwise kernels, reduced axes of reductions);
+//              skipped under LOOM_NOOPT=1
 //   optimize   which output axes an iteration computes several elements of
 //              (upcast groups and tiles); skipped under LOOM_NOOPT=1
 //   lower      views -> index expressions over loop variables (RANGE, LOAD,
-//              ALU, REDUCE, STORE); index arithmetic simplified as it is built
+//              ALU, REDUCE, STORE); index arithmetic simplified as it is
+//              built; short reductions folded in registers (not under
+//              LOOM_NOOPT=1)
 //   linearize  execution order with explicit loops and accumulators
 // A SORT kernel is a library kernel: no passes, the renderer's template.
 #pragma once

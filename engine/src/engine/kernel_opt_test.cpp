@@ -5,6 +5,9 @@
 // program it builds and on the values it computes against plain loops.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "codegen/pipeline.h"
 #include "engine/realize.h"
 #include "loom/tensor.h"
@@ -20,6 +23,11 @@ std::vector<float> values(const Tensor &t) {
   std::vector<float> v;
   for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
   return v;
+}
+
+bool no_opt() {
+  const char *e = std::getenv("LOOM_NOOPT");
+  return e && std::atoi(e) != 0;
 }
 
 // The program the default pipeline builds for the one kernel of `t`.
@@ -45,6 +53,7 @@ int64_t count(const codegen::Program &p, Op op) {
 }
 
 TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
   // (4, 3, 15, 15) * w[c] + b[c]: the image axes merge (225 elements), which
   // run as 14 groups of 16 and a one-element tail, with no division.
   const std::vector<float> xv = values(Tensor::randn({4, 3, 15, 15})), wv = {0.5f, -2.0f, 3.0f}, bv = {1.0f, 0.0f, -1.0f};
@@ -63,6 +72,7 @@ TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
 }
 
 TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
   // A pad of a computed value over odd dims: read by coordinates, no division,
   // every element (groups and tail) stored.
   const std::vector<float> xv = values(Tensor::randn({2, 5, 7}));
@@ -81,11 +91,33 @@ TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
 }
 
 TEST(KernelOpt, ValuesAreComputedInTheOutermostLoopThatDeterminesThem) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
   // exp(a[i]) broadcast over j: computed 64 times, not 64 * 48.
   Tensor a = Tensor::randn({64, 1}).realize(), z = Tensor::randn({64, 48}).realize();
   Tensor y = a.exp().expand({64, 48}).add(z);
   const codegen::Program p = program_of(y);
   EXPECT_EQ(p.work, 64 + 64 * 48);
+}
+
+TEST(KernelOpt, AShortReductionFoldsInRegistersInLoopOrder) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
+  // A max over 2x2 windows and a sum over 4 rows: no loop, no accumulator;
+  // the sum adds from 0 in row order as the loop would (-0.0 sums to +0.0).
+  Tensor x = Tensor::randn({4, 6, 8}).realize();
+  const codegen::Program pool = program_of(x.reshape({4, 3, 2, 4, 2}).amax({2, 4}));
+  EXPECT_EQ(count(pool, Op::DefineAcc), 0);
+  EXPECT_EQ(loop_sizes(pool), std::vector<int64_t>({4, 3}));  // the 4 outputs of a row: one group
+  std::vector<double> rows(4 * 32, -0.0);
+  for (int64_t j = 0; j < 32; j++) rows[static_cast<size_t>(j + 32)] = 0.25 * static_cast<double>(j) - 3.0;
+  Tensor y = Tensor::from_vector(rows, {4, 32});
+  EXPECT_EQ(count(program_of(y.sum({0})), Op::DefineAcc), 0);
+  const HostTensor got = y.sum({0}).to_host();
+  for (int64_t j = 0; j < 32; j++) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < 4; i++) acc = acc + static_cast<float>(rows[static_cast<size_t>(i * 32 + j)]);
+    ASSERT_EQ(std::signbit(got.get(j)), std::signbit(acc)) << j;
+    ASSERT_EQ(static_cast<float>(got.get(j)), acc) << j;
+  }
 }
 
 }  // namespace

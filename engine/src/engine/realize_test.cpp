@@ -280,21 +280,21 @@ TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
 
 // Along an axis every load depends on, a second upcast would reuse nothing:
 // a row sum of a (16, 16, 12) tensor gets the eight accumulators of its
-// innermost output axis only. A sum over the outer axis of (4, 64), whose
+// innermost output axis only. A sum over the outer axis of (16, 64), whose
 // output has no other axis, runs 64 columns (eight vectors) per iteration; a
 // sum over the inner axis of (64, 16) stays at 8 rows (64 would stream 64 rows).
 TEST(Codegen, ATileGrowsOnlyAlongAnAxisWithReusedLoads) {
   Tensor::manual_seed(12);
   Tensor x = Tensor::randn({16, 16, 12}).realize();
   EXPECT_EQ(count_accumulators(x.sum({2})), no_opt() ? 1u : 8u);
-  Tensor y = Tensor::randn({4, 64}).realize();
+  Tensor y = Tensor::randn({16, 64}).realize();
   Tensor col = y.sum({0});
   EXPECT_EQ(count_accumulators(col), no_opt() ? 1u : 64u);
   EXPECT_EQ(count_accumulators(Tensor::randn({64, 16}).realize().sum({1})), no_opt() ? 1u : 8u);
   const HostTensor hy = y.to_host(), hc = col.to_host();
   for (int64_t j = 0; j < 64; ++j) {
     float acc = 0;
-    for (int64_t i = 0; i < 4; ++i) acc = acc + static_cast<float>(hy.get(i * 64 + j));
+    for (int64_t i = 0; i < 16; ++i) acc = acc + static_cast<float>(hy.get(i * 64 + j));
     ASSERT_EQ(static_cast<float>(hc.get(j)), acc) << j;
   }
 }
