@@ -23,7 +23,8 @@ class Linearizer {
 
   void run(const LoweredKernel &k) {
     for (auto &store : k.sink->src) mark_values(store->src[2]);
-    if (k.tail_sink) mark_values(k.tail_sink->src[0]->src[2]);
+    if (k.tail_sink)
+      for (auto &store : k.tail_sink->src) mark_values(store->src[2]);
     for (auto &u : uop::toposort(k.sink))
       if (u->op == Op::Reduce) reduces_.push_back(u);
     const UOpRef &scan = k.sink->src[0]->src[2];  // a scan kernel has one store
@@ -31,10 +32,11 @@ class Linearizer {
     const size_t shared = k.tail_sink ? k.tail_depth : k.out_ranges.size();
     // Each value is computed in the outermost output loop that determines it
     // (loop-invariant code motion: a window's gradient computes its pooled
-    // element's value once, not once per window position).
+    // element's value once, not once per window position). Not in a serial
+    // kernel: an accumulating write loads what an earlier iteration stored.
     auto open_output = [&](size_t i) {
       open_range(k.out_ranges[i]);
-      if (!scanning && i + 1 < k.out_ranges.size()) hoist(k.sink);
+      if (!scanning && !k.serial && i + 1 < k.out_ranges.size()) hoist(k.sink);
     };
     for (size_t i = 0; i < shared && i + scanning < k.out_ranges.size(); i++) open_output(i);
     const std::unordered_set<const UOp *> outer_done = done_;
@@ -56,12 +58,9 @@ class Linearizer {
     for (size_t i = k.out_ranges.size(); i-- > shared;) close_range();
     if (k.tail_sink) {  // the tail's values are its own: nothing from the groups' loop is in scope
       done_ = outer_done;
-      const bool loop = k.tail_range->op == Op::Range;  // a one-element tail has no loop
-      if (loop) open_range(k.tail_range);
       for (auto &store : k.tail_sink->src)
         for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
       for (auto &store : k.tail_sink->src) push(store);
-      if (loop) close_range();
     }
     for (size_t i = shared; i-- > 0;) close_range();
   }

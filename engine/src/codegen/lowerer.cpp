@@ -336,10 +336,13 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
                  "an upcast that leaves a tail must be the innermost axis's only one");
       k.tail_depth = k.out_ranges.size() - (grouped->op == Op::Range ? 1 : 0);
       LOOM_CHECK(k.tail_depth >= 1, "an upcast tail needs an outer output loop");
-      k.tail_range = l.range(n % amount);
+      std::vector<UOpRef> tail;
       std::vector<UOpRef> idx = group[0];
-      idx[static_cast<size_t>(axis)] = uop::simplify(k.tail_range + (n / amount * amount));
-      k.tail_sink = UOp::make(Op::Sink, DType::Bool, {store_at(idx)});
+      for (int64_t t = n / amount * amount; t < n; t++) {
+        idx[static_cast<size_t>(axis)] = UOp::const_int(t);
+        tail.push_back(store_at(idx));
+      }
+      k.tail_sink = UOp::make(Op::Sink, DType::Bool, tail);
     }
     return k;
   }

@@ -13,10 +13,10 @@ struct LoweredKernel {
   UOpRef sink;
   std::vector<UOpRef> out_ranges;  // loop variables of the output, outermost first
   bool serial = false;             // stores may collide: never split across threads
-  // The stores of an upcast axis's remainder (below), one element per
-  // iteration of `tail_range`, which opens inside the first `tail_depth`
-  // output loops after the other loops close. Null when there is none.
-  UOpRef tail_sink, tail_range;
+  // The stores of an upcast axis's remainder (below), each element unrolled
+  // like a group's, inside the first `tail_depth` output loops after the
+  // other loops close. Null when there is none.
+  UOpRef tail_sink;
   size_t tail_depth = 0;
 };
 
@@ -31,8 +31,8 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // of 1024 terms or more adds in two levels: partial sums of its innermost
 // ~sqrt(n) terms, added into the total (torch's CPU sums cascade likewise).
 // In a kernel without reductions, the innermost axis's amount need not divide
-// it: the axis's last (size % amount) elements are then a tail, computed one
-// per iteration of a loop after the groups' loop, inside the outer loops.
+// it: the axis's last (size % amount) elements are then a tail, each
+// computed unrolled after the groups' loop, inside the outer loops.
 // `fold_short`: reductions that unrolled_reduction() accepts fold in registers.
 LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false);
 

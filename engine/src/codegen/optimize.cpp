@@ -129,10 +129,13 @@ KernelShape kernel_shape(const UOpRef &raw) {
   return k;
 }
 
-// The innermost axis (past size-1 ones) in groups of `bytes`, or of fewer (at least 4 elements)
-// where the axis is shorter. Groups that do not divide the axis leave a tail
-// (lowerer.h), which runs inside the outer output loops: a kernel with none,
-// or one that writes through a view, takes dividing groups only.
+// The innermost axis (past size-1 ones) in groups of `bytes`, or of fewer (at
+// least 4 elements) where the axis is shorter. Groups may leave a one-element
+// tail (lowerer.h: an odd square image, 15 x 15 = 14 * 16 + 1, merged), which
+// runs inside the outer output loops: a kernel with none, or one that writes
+// through a view, takes dividing groups only. Longer tails are not taken:
+// with them the hlb-CIFAR10 differential test drifted from torch (1.2e-2
+// where it stays under 1e-4) for a cause not yet found.
 Upcast group(const KernelShape &k, int64_t bytes) {
   size_t axis = k.shape.size() - 1;  // the innermost axis over 1 element (size-1 axes have no loop)
   while (axis > 0 && k.shape[axis] == 1) axis--;
@@ -141,7 +144,7 @@ Upcast group(const KernelShape &k, int64_t bytes) {
   const bool tail = !k.write && std::any_of(k.shape.begin(), k.shape.begin() + static_cast<std::ptrdiff_t>(axis),
                                             [](int64_t d) { return d > 1; });
   while (tail && u > n && u > 4) u /= 2;
-  if (u < 2 || n < u || (n % u != 0 && !tail)) return {};
+  if (u < 2 || n < u || (n % u != 0 && !tail) || n % u > 1) return {};
   return {{static_cast<int64_t>(axis), u}};
 }
 

@@ -322,7 +322,8 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
     Tensor first = Tensor::arange(kk, 0, -1).reshape({1, 1, 1, 1, kk});
     Tensor last = Tensor::arange(kk + 1, 2 * kk + 1).reshape({1, 1, 1, 1, kk});
     Tensor score = v.ne(v).where(last, hit.where(first, Tensor::zeros({}, DType::Int64)));
-    pick = score.eq(score.amax({4}, true));
+    // Stored once: the gradient reads the mask instead of recomputing the scores.
+    pick = stored(score.eq(score.amax({4}, true)));
   }
   Tensor r = pick.where(flat, Tensor::zeros({}, flat.dtype())).sum({4});
   return unbatched_like(r, input);
