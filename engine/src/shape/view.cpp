@@ -1,6 +1,7 @@
 #include "shape/view.h"
 
 #include <algorithm>
+#include <string>
 
 #include "loom/error.h"
 
@@ -114,9 +115,14 @@ View View::pad(const Mask &pads) const {
   for (size_t d = 0; d < shape.size(); d++) {
     auto [lo, hi] = pads[d];
     s[d] = shape[d] + lo + hi;
-    off -= lo * strides[d];
     auto [b, e] = mask ? (*mask)[d] : std::pair<int64_t, int64_t>{0, shape[d]};
     m[d] = {b + lo, e + lo};
+    // A view without elements stays fully masked (create() zeroes its
+    // strides and offset): its strides, however large, move nothing.
+    int64_t shift = 0;
+    if (numel() != 0 && (__builtin_mul_overflow(lo, strides[d], &shift) || __builtin_sub_overflow(off, shift, &off)))
+      throw Error("pad: padding " + std::to_string(lo) + " before dim " + std::to_string(d) +
+                  " moves the view's offset past the int64 range");
   }
   return create(s, strides, off, m);
 }

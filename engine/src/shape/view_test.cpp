@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/error.h"
+
 namespace loom::shape {
 namespace {
 
@@ -26,6 +28,20 @@ TEST(View, PadThenShrinkRestoresTheView) {
   View v = View::create({4, 5});
   View p = v.pad({{1, 2}, {0, 3}}).shrink({{1, 5}, {0, 5}});
   EXPECT_EQ(p, v);
+}
+
+TEST(View, PadOfAViewWithoutElementsIgnoresItsStrides) {
+  // An empty view's strides may be huge (a reshape of zero elements): padding
+  // it moves no offset, and the result is fully masked.
+  View v = View::create({0, 5}, Strides{8355289962797855731, 1});
+  View p = v.pad({{3, 3}, {3, 3}});
+  EXPECT_TRUE(p.empty());
+  EXPECT_EQ(p.offset, 0);
+}
+
+TEST(View, PadThatMovesTheOffsetPastInt64Raises) {
+  View v = View::create({2, 2}, Strides{int64_t{1} << 61, 1});
+  EXPECT_THROW(v.pad({{8, 0}, {0, 0}}), Error);
 }
 
 }  // namespace
