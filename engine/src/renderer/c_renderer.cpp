@@ -157,14 +157,14 @@ static inline __attribute__((always_inline)) float loom_self(int32_t c, float a,
   r.i = (x.i & -c) | (y.i & ~-c);
   return r.f;
 }
-static inline float loom_maxf(float a, float b) { return loom_self((a != a) | (a > b), a, b); }
-static inline float loom_minf(float a, float b) { return loom_self((a != a) | (a < b), a, b); }
+static inline __attribute__((always_inline)) float loom_maxf(float a, float b) { return loom_self((a != a) | (a > b), a, b); }
+static inline __attribute__((always_inline)) float loom_minf(float a, float b) { return loom_self((a != a) | (a < b), a, b); }
 /* exp for float, branch-free so an unrolled group vectorizes: x = k ln2 + r
    with |r| <= ln2/2 (k rounded by adding 1.5 * 2^23, ln2 in two parts), exp(r)
    by Cephes' expf polynomial, then 2^k applied in two factors so a subnormal
    result rounds once. Within 1 ulp of the exact result; exact at 0, inf at
    x > 88.7229, 0 below -103.98, NaN for NaN. */
-static inline __attribute__((always_inline)) float loom_expf(float x) {
+static inline float loom_expf(float x) {
   float c = loom_self(x > 88.8f, 88.8f, x);
   c = loom_self(c < -104.0f, -104.0f, c);
   c = loom_self(c != c, 0.0f, c);
@@ -184,7 +184,9 @@ static inline __attribute__((always_inline)) float loom_expf(float x) {
   return loom_self(x != x, x, (p * s1.f) * s2.f);
 }
 /* always_inline: an unrolled group's erf calls must be inlined to be packed
-   into vectors, and this body is past the inliner's -O2 size limit.
+   into vectors, and this body is past the inliner's -O2 size limit (the
+   selects have it too; on loom_expf it made an exp chain's groups 19x
+   slower, so exp does not).
    erf for float, branch-free like loom_expf. |x| < 1: x P(x^2), P a degree-6
    least-squares fit of erf(x)/x in x^2 on [0, 1] (within 3 ulp); otherwise
    1 - t exp(R(t) - x^2) with t = 1 / (1 + |x|/2) and R the Chebyshev-fitted
