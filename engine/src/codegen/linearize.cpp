@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "loom/error.h"
+#include "codegen/vectorize.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -129,7 +130,7 @@ class Linearizer {
     done_.insert(u.get());
     keep_.push_back(u);
     if (uop::is_alu(u->op)) p_.alu_ops++;
-    if (uop::is_alu(u->op) && values_.count(u.get())) p_.work += depth_iters_;
+    if (uop::is_alu(u->op) && values_.count(u.get())) p_.work += depth_iters_ * lanes(*u);
     push(u);
   }
 
@@ -160,7 +161,7 @@ class Linearizer {
     for (const UOpRef &g : group) {
       emit(g->src[0]);
       push(g);
-      p_.work += depth_iters_;
+      p_.work += depth_iters_ * lanes(*g);
     }
     for (size_t i = 0; i < loops.size(); i++) close_range();
     // What the body computed from its loop variables is out of scope now: a

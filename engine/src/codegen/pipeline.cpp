@@ -6,6 +6,7 @@
 
 #include "codegen/merge_axes.h"
 #include "codegen/optimize.h"
+#include "codegen/vectorize.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -61,6 +62,10 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
   LoweredKernel lowered = lower(kernel, up, !no_opt());
   log_pass(name, "lower", lowered.sink->str());
+  if (!no_opt()) {
+    lowered = vectorize(lowered, up);
+    log_pass(name, "vectorize", lowered.sink->str());
+  }
   Program p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", program_str(p));
   return p;

@@ -242,12 +242,19 @@ TEST(Work, IndexSelectIsOneIndexedLoadPerElement) {
       ASSERT_EQ(got.get(i * 64 + j), hx.get(static_cast<int64_t>(hp.get(i)) * 64 + j)) << i << ", " << j;
 }
 
+size_t count_of(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+  return n;
+}
+
+// Accumulators a kernel declares, counting a vector of n lanes as n.
 size_t count_accumulators(const Tensor &t) {
   const std::vector<engine::RenderedKernel> ks = engine::render({t.uop()});
   EXPECT_EQ(ks.size(), 1u);
   size_t accs = 0;
-  for (size_t at = ks[0].linear.find("DEFINE_ACC"); at != std::string::npos; at = ks[0].linear.find("DEFINE_ACC", at + 1))
-    accs++;
+  for (const char *type : {"float acc", "double acc", "_t acc", "_Bool acc"}) accs += count_of(ks[0].c_source, type);
+  for (int w : {4, 8, 16}) accs += count_of(ks[0].c_source, "loom_v" + std::to_string(w) + "f acc") * static_cast<size_t>(w);
   return accs;
 }
 
@@ -260,7 +267,8 @@ bool no_opt() {
 // accumulator each over a shared loop nest (LOOM_NOOPT=1: one): eight elements
 // of the innermost output axis, and eight of another axis along which a load
 // is reused (a matmul's 8x8 tile: A's element serves a row of the tile, B's a
-// column). Each element still sums in the same order, so the values are the
+// column; the vectorize pass makes each row of the tile one vector of eight
+// lanes). Each element still sums in the same order, so the values are the
 // plain loop's, bit for bit.
 TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
   testing::ExternGemm generated(false);  // generated code, not OpenBLAS's own summation order

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "renderer/c_library.h"
+#include "renderer/c_vector.h"
 #include "renderer/cstyle.h"
 
 namespace loom::renderer {
@@ -88,6 +89,8 @@ class CRenderer : public CStyleRenderer {
     return v;
   }
 
+  std::string vector_statement(const UOpRef &u) override { return c_vector_statement(*this, u); }
+
  protected:
   // Gates and selects without branches, so the C compiler's block vectorizer
   // packs an unrolled group's elements that a mask or a where covers: a gated
@@ -125,7 +128,7 @@ class CRenderer : public CStyleRenderer {
 std::string render_c(const codegen::Program &p) { return p.library ? render_c_library(p) : CRenderer().render(p); }
 
 const std::string &c_prelude() {
-  static const std::string s = R"(#include <math.h>
+  static const std::string s = std::string(R"(#include <math.h>
 #include <stdint.h>
 static inline float loom_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
@@ -227,7 +230,7 @@ static inline int64_t loom_ipow(int64_t a, int64_t b) {
   while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
   return (int64_t)r;
 }
-)";
+)") + c_vector_prelude();
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "renderer/cstyle.h"
 
+#include "codegen/vectorize.h"
 #include "loom/error.h"
 
 namespace loom::renderer {
@@ -53,12 +54,19 @@ std::string R::render(const codegen::Program &p) {
   for (const UOpRef &u : p.uops) {
     if (u->op == Op::EndRange) depth--;
     auto it = statements().find(u->op);
-    const std::string s = it != statements().end() ? it->second(*this, u) : statements().at(Op::Sink)(*this, u);
+    const std::string s = codegen::lanes(*u) > 1 || u->op == Op::Gep ? vector_statement(u)
+                          : it != statements().end()               ? it->second(*this, u)
+                                                                   : statements().at(Op::Sink)(*this, u);
     os_ << std::string(2 * depth, ' ') << s << "\n";
     if (u->op == Op::Range) depth++;
   }
   os_ << "}\n";
   return os_.str();
+}
+
+std::string R::vector_statement(const UOpRef &u) {
+  LOOM_CHECK(false, std::string("this target renders no vectors: ") + uop::op_name(u->op));
+  return "";
 }
 
 std::string R::rounded(DType d, const std::string &e) const {

@@ -47,6 +47,8 @@ class CStyleRenderer {
   virtual std::string load(DType d, const std::string &ptr) const = 0;        // memory -> register
   virtual std::string store(DType d, const std::string &v) const = 0;         // register -> memory
   virtual std::string buffer(int64_t slot) const { return "data" + std::to_string(slot); }
+  // A vector UOp (codegen/vectorize.h) or a GEP: a target without vectors has none.
+  virtual std::string vector_statement(const UOpRef &u);
 
  protected:
   // The shared tables; a target copies and edits them to differ.

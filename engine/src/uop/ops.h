@@ -37,6 +37,11 @@ enum class Op : uint8_t {
   EndRange,      // src = {Range}: closes the loop the Range opened (a Range in the list opens it)
   DefineAcc,     // src = {Reduce | Scan}: declares its accumulator, set to the fold's identity; the
                  // Reduce or Scan itself in the list is the accumulate step
+  // ---- vector values (codegen's vectorize pass): a kernel-level Load, Store, Cast or ALU
+  // UOp with an int64_t arg of n > 1 computes n lanes (a Load or Store: n consecutive
+  // elements from its index), and a Reduce folds n lanes when its value does
+  Vectorize,     // src = the lanes' scalar values, in lane order
+  Gep,           // src[0] = a vector value; arg int64_t lane: that lane's scalar value
   // ---- ALU: unary
   Neg, Abs, Exp, Log, Sqrt, Recip, Sin, Cos, Tanh, Erf, Not, Floor,
   // ---- ALU: binary

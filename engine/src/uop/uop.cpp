@@ -16,7 +16,7 @@ namespace loom::uop {
 
 const char *op_name(Op op) {
   static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST", "GATHER", "SCAN", "SORT", "WRITE", "SINK",
-                                "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE", "ENDRANGE", "DEFINE_ACC",
+                                "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE", "ENDRANGE", "DEFINE_ACC", "VECTORIZE", "GEP",
                                 "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT", "FLOOR",
                                 "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
                                 "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR", "WHERE"};

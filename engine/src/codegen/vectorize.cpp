@@ -1,0 +1,231 @@
+#include "codegen/vectorize.h"
+
+#include <algorithm>
+#include <map>
+
+#include "uop/graph.h"
+
+namespace loom::codegen {
+
+using uop::Op;
+using uop::UOp;
+
+int64_t lanes(const UOp &u) {
+  if (u.op == Op::Vectorize) return static_cast<int64_t>(u.src.size());
+  if (u.op == Op::Reduce || u.op == Op::DefineAcc) return lanes(*u.src[0]);
+  const bool carries = u.op == Op::Load || u.op == Op::Store || u.op == Op::Cast || uop::is_alu(u.op);
+  return carries && std::holds_alternative<int64_t>(u.arg) ? std::get<int64_t>(u.arg) : 1;
+}
+
+namespace {
+
+bool is_lane_count(int64_t w) { return w == 4 || w == 8 || w == 16; }
+
+// An index as sum(coefficient * term) + constant, to tell consecutive indices.
+struct Affine {
+  std::map<const UOp *, int64_t> terms;
+  int64_t constant = 0;
+};
+
+void add_affine(const UOpRef &u, int64_t scale, Affine &a) {
+  auto int_const = [](const UOpRef &c) { return c->is_const() && std::holds_alternative<int64_t>(c->arg); };
+  if (int_const(u)) {
+    a.constant += scale * std::get<int64_t>(u->arg);
+  } else if (u->op == Op::Add) {
+    add_affine(u->src[0], scale, a);
+    add_affine(u->src[1], scale, a);
+  } else if (u->op == Op::Sub) {
+    add_affine(u->src[0], scale, a);
+    add_affine(u->src[1], -scale, a);
+  } else if (u->op == Op::Mul && int_const(u->src[1])) {
+    add_affine(u->src[0], scale * std::get<int64_t>(u->src[1]->arg), a);
+  } else if (u->op == Op::Mul && int_const(u->src[0])) {
+    add_affine(u->src[1], scale * std::get<int64_t>(u->src[0]->arg), a);
+  } else {
+    a.terms[u.get()] += scale;
+  }
+}
+
+Affine affine(const UOpRef &u) {
+  Affine a;
+  add_affine(u, 1, a);
+  std::erase_if(a.terms, [](const auto &t) { return t.second == 0; });
+  return a;
+}
+
+// Index i of `idx` is index 0 plus i, for every i.
+bool consecutive(const std::vector<UOpRef> &idx) {
+  const Affine first = affine(idx[0]);
+  for (size_t i = 1; i < idx.size(); i++) {
+    const Affine a = affine(idx[i]);
+    if (a.terms != first.terms || a.constant - first.constant != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+bool all_same(const std::vector<UOpRef> &n) {
+  return std::all_of(n.begin(), n.end(), [&](const UOpRef &u) { return u == n[0]; });
+}
+
+// What the C target computes on vectors: float32 values and the masks of
+// float32 comparisons.
+bool native(const UOp &u) {
+  auto srcs = [&](DType d) {
+    return std::all_of(u.src.begin(), u.src.end(), [&](const UOpRef &s) { return s->dtype == d; });
+  };
+  switch (u.op) {
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Neg: case Op::Recip: case Op::Max:
+    case Op::Min: case Op::Exp: case Op::Erf:
+      return u.dtype == DType::Float32 && srcs(DType::Float32);
+    case Op::Where:
+      return u.dtype == DType::Float32 && u.src[0]->dtype == DType::Bool && u.src[1]->dtype == DType::Float32 &&
+             u.src[2]->dtype == DType::Float32;
+    case Op::CmpLt: case Op::CmpLe: case Op::CmpEq: case Op::CmpNe: return srcs(DType::Float32);
+    case Op::And: case Op::Or: case Op::Not: return u.dtype == DType::Bool && srcs(DType::Bool);
+    case Op::Cast:
+      return (u.dtype == DType::Float32 && u.src[0]->dtype == DType::Bool) ||
+             (u.dtype == DType::Bool && u.src[0]->dtype == DType::Float32);
+    default: return false;
+  }
+}
+
+// A tuple of lane nodes packed: one vector node, or the lanes' scalar nodes
+// (all the same node: one value every lane shares).
+struct Pack {
+  UOpRef vec;
+  std::vector<UOpRef> lanes;
+};
+
+class Vectorizer {
+ public:
+  explicit Vectorizer(int64_t w) : w_(w) {}
+
+  Pack pack(const std::vector<UOpRef> &n) {
+    std::vector<const UOp *> key;
+    for (auto &u : n) key.push_back(u.get());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    Pack p = build(n);
+    memo_[key] = p;
+    return p;
+  }
+
+  // A value every lane reads: the vector, the shared scalar, or the lanes gathered.
+  UOpRef vector_of(const Pack &p) {
+    if (p.vec || all_same(p.lanes)) return p.vec ? p.vec : p.lanes[0];
+    return UOp::make(Op::Vectorize, p.lanes[0]->dtype, p.lanes);
+  }
+
+  UOpRef lane(const Pack &p, size_t i) {
+    return p.vec ? UOp::make(Op::Gep, p.vec->dtype, {p.vec}, static_cast<int64_t>(i)) : p.lanes[i];
+  }
+
+  std::vector<UOpRef> stores(const std::vector<UOpRef> &st) {
+    std::vector<UOpRef> values, idx, gates;
+    for (auto &s : st) {
+      values.push_back(s->src[2]);
+      idx.push_back(s->src[1]);
+    }
+    const Pack v = pack(values);
+    const bool gated = st[0]->src.size() > 3;
+    const bool one_gate = std::all_of(st.begin(), st.end(), [&](const UOpRef &s) {
+      return s->src.size() == st[0]->src.size() && (!gated || s->src[3] == st[0]->src[3]);
+    });
+    if (v.vec && v.vec->dtype == DType::Float32 && st[0]->src[0]->dtype == DType::Float32 && one_gate &&
+        consecutive(idx)) {
+      std::vector<UOpRef> src{st[0]->src[0], idx[0], v.vec};
+      if (gated) src.push_back(st[0]->src[3]);
+      return {UOp::make(Op::Store, DType::Bool, src, w_)};
+    }
+    std::vector<UOpRef> out;
+    for (size_t i = 0; i < st.size(); i++) {
+      std::vector<UOpRef> src = st[i]->src;
+      src[2] = lane(v, i);
+      out.push_back(src[2] == st[i]->src[2] ? st[i] : UOp::make(Op::Store, DType::Bool, src));
+    }
+    return out;
+  }
+
+ private:
+  Pack build(const std::vector<UOpRef> &n) {
+    const UOp &a = *n[0];
+    const bool alike = std::all_of(n.begin(), n.end(), [&](const UOpRef &u) {
+      return u->op == a.op && u->dtype == a.dtype && u->src.size() == a.src.size() && uop::arg_equal(u->arg, a.arg);
+    });
+    if (all_same(n) || !alike) return {nullptr, n};
+    if (a.op == Op::Load) return load(n);
+    if (a.op == Op::Reduce) {
+      for (size_t j = 1; j < a.src.size(); j++)
+        if (!all_same(column(n, j))) return {nullptr, n};
+      const Pack v = pack(column(n, 0));
+      const Op fold = a.arg_as<uop::ReduceArg>().op;
+      if (v.vec && a.dtype == DType::Float32 && (fold == Op::Add || fold == Op::Max || fold == Op::Min)) {
+        std::vector<UOpRef> src = a.src;
+        src[0] = v.vec;
+        return {UOp::make(Op::Reduce, a.dtype, src, a.arg), {}};
+      }
+      return per_lane(n, {v});
+    }
+    if (!uop::is_alu(a.op) && a.op != Op::Cast) return {nullptr, n};
+    std::vector<Pack> srcs;
+    for (size_t j = 0; j < a.src.size(); j++) srcs.push_back(pack(column(n, j)));
+    if (native(a)) {
+      std::vector<UOpRef> src;
+      for (auto &s : srcs) src.push_back(vector_of(s));
+      return {UOp::make(a.op, a.dtype, src, w_), {}};
+    }
+    return per_lane(n, srcs);
+  }
+
+  // Consecutive elements under one gate: one vector load. Otherwise the lanes load alone.
+  Pack load(const std::vector<UOpRef> &n) {
+    const UOp &a = *n[0];
+    const bool gated = a.src.size() > 2;
+    if (a.dtype != DType::Float32 || a.src[0]->dtype != DType::Float32 || !all_same(column(n, 0)) ||
+        (gated && !all_same(column(n, 2))) || !consecutive(column(n, 1)))
+      return {nullptr, n};
+    return {UOp::make(Op::Load, a.dtype, a.src, w_), {}};
+  }
+
+  // Each lane computes its op alone, reading its lane of each operand.
+  Pack per_lane(const std::vector<UOpRef> &n, const std::vector<Pack> &srcs) {
+    Pack out;
+    for (size_t i = 0; i < n.size(); i++) {
+      std::vector<UOpRef> src = n[i]->src;
+      for (size_t j = 0; j < srcs.size(); j++) src[j] = lane(srcs[j], i);
+      out.lanes.push_back(src == n[i]->src ? n[i] : UOp::make(n[i]->op, n[i]->dtype, src, n[i]->arg));
+    }
+    return out;
+  }
+
+  static std::vector<UOpRef> column(const std::vector<UOpRef> &n, size_t j) {
+    std::vector<UOpRef> c;
+    for (auto &u : n) c.push_back(u->src[j]);
+    return c;
+  }
+
+  int64_t w_;
+  std::map<std::vector<const UOp *>, Pack> memo_;
+};
+
+}  // namespace
+
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
+  if (up.empty() || k.serial) return k;
+  const int64_t w = up.back().second;
+  const auto &st = k.sink->src;
+  if (!is_lane_count(w) || st.size() % static_cast<size_t>(w) != 0) return k;
+  for (auto &s : st)
+    if (s->src.size() < 3 || s->src[2]->op == Op::Scan) return k;
+  Vectorizer v(w);
+  std::vector<UOpRef> out;
+  for (size_t i = 0; i < st.size(); i += static_cast<size_t>(w)) {
+    const std::vector<UOpRef> group(st.begin() + static_cast<std::ptrdiff_t>(i),
+                                    st.begin() + static_cast<std::ptrdiff_t>(i) + w);
+    for (auto &s : v.stores(group)) out.push_back(s);
+  }
+  LoweredKernel r = k;
+  r.sink = UOp::make(Op::Sink, DType::Bool, out);
+  return r;
+}
+
+}  // namespace loom::codegen

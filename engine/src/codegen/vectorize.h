@@ -1,0 +1,30 @@
+// The vectorize pass: the elements of an upcast group become vector UOps, so
+// the C target computes them in explicit vector types instead of hoping the C
+// compiler's block vectorizer packs the unrolled copies (it does not pack
+// across an inlined exp, nor accumulators, nor strided loads).
+//
+// The lanes are the innermost upcast axis's elements (its amount: 4, 8 or 16
+// float32 lanes). Walking the lanes' value trees in step, a tuple of nodes
+// that are the same node stays one scalar (broadcast where a vector reads it);
+// nodes of the same op become one vector node where the target computes that
+// op on vectors (float32 arithmetic, max, min, exp, erf, selects and float
+// comparisons, and float32 sum/max/min reductions), each lane computing
+// exactly what its scalar copy computed; loads whose indices are consecutive
+// and whose gate is shared become one vector load, other loads are gathered
+// (VECTORIZE of the scalar loads). An op the target does not vectorize runs
+// per lane on GEP's of its vector operands. Stores of consecutive indices with
+// one gate store the vector; others store each lane.
+//
+// Kernels left alone: no upcast, another lane count, accumulating or indexed
+// writes (serial), scans. A tail (lowerer.h) stays scalar.
+#pragma once
+#include "codegen/lowerer.h"
+
+namespace loom::codegen {
+
+// How many lanes a kernel-level UOp computes (1 for a scalar).
+int64_t lanes(const uop::UOp &u);
+
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up);
+
+}  // namespace loom::codegen

@@ -1,0 +1,175 @@
+#include "renderer/c_vector.h"
+
+#include "codegen/vectorize.h"
+#include "loom/error.h"
+
+namespace loom::renderer {
+
+namespace {
+
+using R = CStyleRenderer;
+
+std::string vtype(DType d, int64_t w) { return "loom_v" + std::to_string(w) + (d == DType::Bool ? "i" : "f"); }
+
+// Operand i of a vector UOp: a scalar operand is broadcast.
+std::string operand(R &r, const UOpRef &u, size_t i, int64_t w) {
+  const UOpRef &s = u->src[i];
+  const std::string x = r.name_of(s);
+  if (codegen::lanes(*s) > 1) return x;
+  const std::string n = std::to_string(w);
+  return s->dtype == DType::Bool ? "loom_splat" + n + "i(-(int32_t)(" + x + "))" : "loom_splat" + n + "f(" + x + ")";
+}
+
+std::string expression(R &r, const UOpRef &u, int64_t w) {
+  const std::string n = std::to_string(w);
+  auto a = [&](size_t i) { return operand(r, u, i, w); };
+  auto infix = [&](const char *op) { return "(" + a(0) + " " + op + " " + a(1) + ")"; };
+  auto call = [&](const std::string &f) {
+    std::string s = f + n + "(";
+    for (size_t i = 0; i < u->src.size(); i++) s += (i ? ", " : "") + a(i);
+    return s + ")";
+  };
+  switch (u->op) {
+    case Op::Load: {  // a gate shared by every lane: 0 where it is off
+      const std::string ld = "loom_vload" + n + "f(&" + r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) + "])";
+      return u->src.size() > 2 ? "(" + r.operand(u, 2) + " ? " + ld + " : loom_splat" + n + "f(0.0f))" : ld;
+    }
+    case Op::Vectorize: {
+      std::string s = "(" + vtype(u->dtype, w) + "){";
+      for (size_t i = 0; i < u->src.size(); i++) {
+        const std::string x = r.name_of(u->src[i]);
+        s += (i ? ", " : "") + (u->dtype == DType::Bool ? "-(int32_t)(" + x + ")" : x);
+      }
+      return s + "}";
+    }
+    case Op::Add: return infix("+");
+    case Op::Sub: return infix("-");
+    case Op::Mul: return infix("*");
+    case Op::Div: return infix("/");
+    case Op::Neg: return "(-" + a(0) + ")";
+    case Op::Recip: return "(1.0f / " + a(0) + ")";
+    case Op::Max: return call("loom_vmaxf");
+    case Op::Min: return call("loom_vminf");
+    case Op::Exp: return call("loom_vexpf");
+    case Op::Erf: return call("loom_verff");
+    case Op::Where: return call("loom_vsel");
+    case Op::CmpLt: return infix("<");
+    case Op::CmpLe: return infix("<=");
+    case Op::CmpEq: return infix("==");
+    case Op::CmpNe: return infix("!=");
+    case Op::And: return infix("&");
+    case Op::Or: return infix("|");
+    case Op::Not: return "(~" + a(0) + ")";
+    case Op::Cast:  // bool -> float (the mask's low bit), float -> bool (x != 0)
+      return u->dtype == DType::Bool ? "(" + a(0) + " != 0.0f)" : "__builtin_convertvector(" + a(0) + " & 1, loom_v" + n + "f)";
+    default: LOOM_CHECK(false, std::string("no C vector form for ") + uop::op_name(u->op));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string c_vector_statement(R &r, const UOpRef &u) {
+  const int64_t w = codegen::lanes(*u);
+  const std::string n = std::to_string(w);
+  switch (u->op) {
+    case Op::Gep: {
+      std::string e = r.name_of(u->src[0]) + "[" + std::to_string(u->arg_as<int64_t>()) + "]";
+      if (u->dtype == DType::Bool) e = "(" + e + " != 0)";
+      return std::string(r.reg_type(u->dtype)) + " " + r.def(u, "alu") + " = " + e + ";";
+    }
+    case Op::DefineAcc: {
+      const UOpRef &fold = u->src[0];
+      return vtype(fold->dtype, w) + " " + r.def(fold, "acc") + " = loom_splat" + n + "f(" + r.acc_identity(fold) + ");";
+    }
+    case Op::Reduce: {
+      const std::string acc = r.name_of(u), v = r.operand(u, 0);
+      const Op op = u->arg_as<uop::ReduceArg>().op;
+      if (op == Op::Add) return acc + " = " + acc + " + " + v + ";";
+      return acc + " = loom_v" + std::string(op == Op::Max ? "max" : "min") + "f" + n + "(" + acc + ", " + v + ");";
+    }
+    case Op::Store: {
+      const std::string v = r.operand(u, 2);
+      const std::string st = "__builtin_memcpy(&" + r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) + "], &" +
+                             v + ", sizeof " + v + ");";
+      return u->src.size() > 3 ? "if (" + r.operand(u, 3) + ") " + st : st;
+    }
+    default:
+      return vtype(u->dtype, w) + " " + r.def(u, u->op == Op::Load ? "val" : "alu") + " = " + expression(r, u, w) + ";";
+  }
+}
+
+std::string c_vector_prelude() {
+  // $W lanes, $B bytes, $X the broadcast's initializers. Each function's
+  // operations and constants are its scalar counterpart's, in the same order.
+  static const char *tmpl = R"(typedef float loom_v$Wf __attribute__((vector_size($B)));
+typedef int32_t loom_v$Wi __attribute__((vector_size($B)));
+static inline loom_v$Wf loom_splat$Wf(float x) { return (loom_v$Wf){$X}; }
+static inline loom_v$Wi loom_splat$Wi(int32_t x) { return (loom_v$Wi){$X}; }
+static inline loom_v$Wf loom_vload$Wf(const float *p) { loom_v$Wf v; __builtin_memcpy(&v, p, sizeof v); return v; }
+static inline loom_v$Wf loom_vsel$W(loom_v$Wi c, loom_v$Wf a, loom_v$Wf b) {
+  return (loom_v$Wf)(((loom_v$Wi)a & c) | ((loom_v$Wi)b & ~c));
+}
+static inline loom_v$Wf loom_vmaxf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a > b), a, b); }
+static inline loom_v$Wf loom_vminf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a < b), a, b); }
+static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
+  loom_v$Wf c = loom_vsel$W(x > 88.8f, loom_splat$Wf(88.8f), x);
+  c = loom_vsel$W(c < -104.0f, loom_splat$Wf(-104.0f), c);
+  c = loom_vsel$W(c != c, loom_splat$Wf(0.0f), c);
+  const loom_v$Wf kb = c * 1.44269502f + 12582912.0f;
+  const loom_v$Wi k = (loom_v$Wi)kb - 0x4b400000, k1 = k >> 1, k2 = k - k1;
+  const loom_v$Wf kf = kb - 12582912.0f;
+  loom_v$Wf r = c - kf * 0.693145752f;
+  r = r - kf * 1.42860677e-06f;
+  loom_v$Wf p = loom_splat$Wf(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const loom_v$Wf s1 = (loom_v$Wf)((k1 + 127) << 23), s2 = (loom_v$Wf)((k2 + 127) << 23);
+  return loom_vsel$W(x != x, x, (p * s1) * s2);
+}
+static inline loom_v$Wf loom_verff$W(loom_v$Wf x) {
+  const loom_v$Wf s = x * x;
+  loom_v$Wf p = loom_splat$Wf(7.933493907330558e-05f);
+  p = p * s - 8.034846396185458e-04f;
+  p = p * s + 5.191218573600054e-03f;
+  p = p * s - 2.685539983212948e-02f;
+  p = p * s + 1.128362566232681e-01f;
+  p = p * s - 3.761262893676758e-01f;
+  p = p * s + 1.128379225730896f;
+  const loom_v$Wi sign = (loom_v$Wi)x & (int32_t)0x80000000;
+  const loom_v$Wf a = (loom_v$Wf)((loom_v$Wi)x & 0x7fffffff);
+  const loom_v$Wf t = 1.0f / (1.0f + 0.5f * a);
+  loom_v$Wf q = loom_splat$Wf(0.17087277f);
+  q = q * t - 0.82215223f;
+  q = q * t + 1.48851587f;
+  q = q * t - 1.13520398f;
+  q = q * t + 0.27886807f;
+  q = q * t - 0.18628806f;
+  q = q * t + 0.09678418f;
+  q = q * t + 0.37409196f;
+  q = q * t + 1.00002368f;
+  q = q * t - 1.26551223f;
+  const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - t * loom_vexpf$W(q - s)) | sign);
+  return loom_vsel$W(a < 1.0f, x * p, big);
+}
+)";
+  std::string out;
+  for (int w : {4, 8, 16}) {
+    std::string s = tmpl, x;
+    for (int i = 0; i < w; i++) x += i ? ", x" : "x";
+    auto put = [&](const std::string &key, const std::string &v) {
+      for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size())) s.replace(p, key.size(), v);
+    };
+    put("$W", std::to_string(w));
+    put("$B", std::to_string(4 * w));
+    put("$X", x);
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace loom::renderer
