@@ -1,8 +1,12 @@
 // loom-bench-table: the CPU workloads of the optimizer work in loom and in
 // libtorch (same shapes, same process, libtorch at `threads` intra-op threads),
 // printed as one table.
-//   loom-bench-table [runs=3] [threads=2] [workload...]
-// With no workload names it runs all of them (hlb256 takes minutes). Times
+//   loom-bench-table [runs=3] [threads=2] [--tinygrad=FILE] [workload...]
+// With no workload names it runs all of them (hlb256 takes minutes).
+// --tinygrad=FILE adds tinygrad's column from FILE, the output of
+// bench/tinygrad_rows.py (lines `tinygrad <workload> <ms>`, timed in another
+// process: tinygrad is not part of the build), and loom's speed against it
+// (the optimizer issue asks for 10x). Times
 // are medians after one warm-up call (which compiles); "speed" is libtorch's
 // time over loom's (above 1: loom is faster), "target" the speed the
 // optimizer issue asks for. Rows with GEMMs run twice: "loom" with the extern
@@ -42,8 +46,24 @@ struct Row {
   double bytes = 0, flops = 0;  // what one call must move / compute (0: not reported)
   double target = 0;            // speed asked for (0: none)
   RunStats stats;               // of one warm call
+  double tinygrad_ms = 0;        // 0: not given
   std::string note;
 };
+
+// tinygrad's times by workload, from bench/tinygrad_rows.py's output.
+std::map<std::string, double> read_tinygrad_rows(const std::string &path) {
+  std::map<std::string, double> ms;
+  FILE *f = std::fopen(path.c_str(), "r");
+  if (!f) {
+    std::fprintf(stderr, "loom-bench-table: cannot read %s\n", path.c_str());
+    std::exit(2);
+  }
+  char name[128];
+  double t = 0;
+  while (std::fscanf(f, " tinygrad %127s %lf", name, &t) == 2) ms[name] = t;
+  std::fclose(f);
+  return ms;
+}
 
 struct Workload {
   std::string name;
@@ -97,7 +117,13 @@ Row hlb_row(int64_t batch, int runs, int threads) {
 int main(int argc, char **argv) {
   const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
-  std::vector<std::string> wanted(argv + std::min(argc, 3), argv + argc);
+  std::vector<std::string> wanted;
+  std::map<std::string, double> tinygrad;
+  for (int i = 3; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--tinygrad=", 0) == 0) tinygrad = read_tinygrad_rows(arg.substr(11));
+    else wanted.push_back(arg);
+  }
   auto want = [&](const std::string &n) { return wanted.empty() || std::find(wanted.begin(), wanted.end(), n) != wanted.end(); };
 
   Tensor::manual_seed(0);
@@ -186,8 +212,12 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::printf("\n| workload | loom ms | libtorch ms | speed | target | generated ms | speed | target | loom rate | kernels | work | note |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (Row &r : rows)
+    if (auto it = tinygrad.find(r.name); it != tinygrad.end()) r.tinygrad_ms = it->second;
+  const bool tg = !tinygrad.empty();
+  std::printf("\n| workload | loom ms | libtorch ms | speed | target | generated ms | speed | target | %sloom rate | kernels | work | note |\n",
+              tg ? "tinygrad ms | loom speed vs tinygrad (target 10x) | " : "");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", tg ? "---|---|" : "");
   for (const Row &r : rows) {
     char rate[32] = "", tgt[16] = "", kern[24] = "", wk[24] = "", gen[64] = " |  | ";
     if (r.bytes > 0) std::snprintf(rate, sizeof rate, "%.1f GB/s", r.bytes / (r.loom_ms * 1e6));
@@ -202,8 +232,14 @@ int main(int argc, char **argv) {
     if (r.generated_ms > 0)
       std::snprintf(gen, sizeof gen, "%.3f | %.2fx | %.2f %s", r.generated_ms, r.torch_ms / r.generated_ms,
                     r.generated_target, r.torch_ms / r.generated_ms >= r.generated_target ? "met" : "MISS");
-    std::printf("| %s | %.3f | %.3f | %.2fx | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(), r.loom_ms, r.torch_ms,
-                r.torch_ms / r.loom_ms, tgt, gen, rate, kern, wk, r.note.c_str());
+    char tgcol[64] = "";
+    if (tg && r.tinygrad_ms > 0)
+      std::snprintf(tgcol, sizeof tgcol, "%.3f | %.2fx %s | ", r.tinygrad_ms, r.tinygrad_ms / r.loom_ms,
+                    r.tinygrad_ms / r.loom_ms >= 10 ? "met" : "MISS");
+    else if (tg)
+      std::snprintf(tgcol, sizeof tgcol, " |  | ");
+    std::printf("| %s | %.3f | %.3f | %.2fx | %s | %s | %s%s | %s | %s | %s |\n", r.name.c_str(), r.loom_ms, r.torch_ms,
+                r.torch_ms / r.loom_ms, tgt, gen, tgcol, rate, kern, wk, r.note.c_str());
   }
   return 0;
 }

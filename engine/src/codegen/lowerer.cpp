@@ -295,6 +295,18 @@ bool unrolled_reduction(const UOp &reduce) {
   return n >= 1 && n <= kUnrolledReduce;
 }
 
+Reductions reductions(const UOpRef &value, bool skip_short) {
+  Reductions r;
+  for (auto &x : uop::toposort(value)) {
+    if (x->op != Op::ReduceAxis || (skip_short && unrolled_reduction(*x))) continue;
+    r.count++;
+    if (r.last && uop::shape_of(r.last->src[0]) != uop::shape_of(x->src[0])) r.one_input = false;
+    for (auto &y : uop::toposort(x->src[0])) r.one_input = r.one_input && y->op != Op::ReduceAxis;
+    r.last = x;
+  }
+  return r;
+}
+
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;
@@ -331,10 +343,10 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
     const auto [axis, amount] = up.back();
     const int64_t n = shape[static_cast<size_t>(axis)];
     if (n % amount != 0) {
-      const UOpRef &grouped = group[0][static_cast<size_t>(axis)];
       LOOM_CHECK(std::all_of(shape.begin() + axis + 1, shape.end(), [](int64_t d) { return d == 1; }) && up.size() == 1,
                  "an upcast that leaves a tail must be the innermost axis's only one");
-      k.tail_depth = k.out_ranges.size() - (grouped->op == Op::Range ? 1 : 0);
+      // Outside the groups' loop (the innermost, where there is more than one group).
+      k.tail_depth = k.out_ranges.size() - (n / amount > 1 ? 1 : 0);
       LOOM_CHECK(k.tail_depth >= 1, "an upcast tail needs an outer output loop");
       std::vector<UOpRef> tail;
       std::vector<UOpRef> idx = group[0];

@@ -45,6 +45,16 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false
 constexpr int64_t kUnrolledReduce = 9;
 bool unrolled_reduction(const uop::UOp &reduce);
 
+// A kernel value's reductions (REDUCE_AXIS nodes; with skip_short, not those
+// unrolled_reduction() accepts): how many, the last in source-first order, and
+// whether they all reduce inputs of one shape, none reading another's result.
+struct Reductions {
+  int64_t count = 0;
+  UOpRef last;
+  bool one_input = true;
+};
+Reductions reductions(const UOpRef &value, bool skip_short);
+
 // For each load of `value` (a kernel's stored value, output shape `shape`),
 // which output axes its address depends on.
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape);

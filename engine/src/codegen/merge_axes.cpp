@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen/indexing.h"
+#include "codegen/lowerer.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -122,17 +123,11 @@ class Merger {
 // reduction reads another; nullopt for none. `ok` goes false for kernels the
 // pass leaves alone.
 std::optional<Shape> reduce_input(const UOpRef &value, bool &ok) {
-  std::optional<Shape> in;
-  for (auto &x : uop::toposort(value)) {
+  for (auto &x : uop::toposort(value))
     if (x->op == Op::Scan || x->op == Op::Sort || x->op == Op::Gather) ok = false;
-    if (x->op != Op::ReduceAxis) continue;
-    const Shape &s = uop::shape_of(x->src[0]);
-    if (in && *in != s) ok = false;
-    in = s;
-    for (auto &y : uop::toposort(x->src[0]))
-      if (y != x && y->op == Op::ReduceAxis) ok = false;
-  }
-  return in;
+  const Reductions r = reductions(value, false);
+  ok = ok && r.one_input;
+  return r.last ? std::optional<Shape>(uop::shape_of(r.last->src[0])) : std::nullopt;
 }
 
 }  // namespace

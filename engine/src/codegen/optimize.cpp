@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "codegen/merge_axes.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -103,9 +102,8 @@ struct KernelShape {
   bool write = false;    // stores through a view (a WRITE)
 };
 
-KernelShape kernel_shape(const UOpRef &raw) {
+KernelShape kernel_shape(const UOpRef &ast) {
   KernelShape k;
-  const UOpRef ast = merge_axes(raw);  // the kernel as it is lowered
   const UOpRef &store = ast->src[0];
   k.value = store->src[1];
   const auto *write = std::get_if<uop::WriteArg>(&store->arg);
@@ -113,19 +111,13 @@ KernelShape kernel_shape(const UOpRef &raw) {
   k.write = write != nullptr;
   k.shape = write ? uop::shape_of(k.value) : store->arg_as<shape::ShapeTracker>().shape();
   if (k.shape.empty()) return k;
-  int64_t reduces = 0;
-  bool one_input = true;  // every reduction reads the same shape, none another's result
-  for (auto &x : uop::toposort(k.value)) {
+  for (auto &x : uop::toposort(k.value))
     if (x->op == Op::Scan || x->op == Op::Sort) return k;
-    if (x->op != Op::ReduceAxis || unrolled_reduction(*x)) continue;
-    reduces++;
-    if (k.reduce && uop::shape_of(k.reduce->src[0]) != uop::shape_of(x->src[0])) one_input = false;
-    for (auto &y : uop::toposort(x->src[0])) one_input = one_input && (y == x || y->op != Op::ReduceAxis);
-    k.reduce = x;
-  }
+  const Reductions r = reductions(k.value, true);  // the short ones fold in registers: elementwise
+  k.reduce = r.last;
   k.itemsize = static_cast<int64_t>(itemsize(store->src[0]->dtype));
-  if (reduces == 0) k.kind = KernelShape::Elementwise;
-  else if (one_input && !write) k.kind = KernelShape::Reduce;
+  if (r.count == 0) k.kind = KernelShape::Elementwise;
+  else if (r.one_input && !write) k.kind = KernelShape::Reduce;
   return k;
 }
 

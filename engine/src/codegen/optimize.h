@@ -1,7 +1,8 @@
 // The optimize pass: chooses how a kernel computes its outputs (which output
 // axes one loop iteration computes several elements of) before lowering. The
 // pipeline skips it under LOOM_NOOPT=1: every kernel is then the plain loop
-// nest.
+// nest. Both functions take the kernel after the merge pass
+// (pipeline.h's prepared()), whose axes the upcasts name.
 #pragma once
 #include "codegen/lowerer.h"
 

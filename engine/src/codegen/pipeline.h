@@ -9,6 +9,8 @@
 //              ALU, REDUCE, STORE); index arithmetic simplified as it is
 //              built; short reductions folded in registers (not under
 //              LOOM_NOOPT=1)
+//   vectorize  an upcast group's lanes become vector UOps (vectorize.h);
+//              skipped under LOOM_NOOPT=1
 //   linearize  execution order with explicit loops and accumulators
 // A SORT kernel is a library kernel: no passes, the renderer's template.
 #pragma once
@@ -20,8 +22,13 @@
 
 namespace loom::codegen {
 
+// The kernel as the optimize pass sees it: the merge pass's result (the AST
+// itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
+UOpRef prepared(const UOpRef &ast);
+
 // buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when
-// given, replaces the optimize pass's choice (LOOM_BEAM's candidates).
+// given, replaces the optimize pass's choice (LOOM_BEAM's candidates, over
+// prepared(ast)).
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
                        const Upcast *up = nullptr);
 

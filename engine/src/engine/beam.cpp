@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "codegen/optimize.h"
+#include "codegen/pipeline.h"
 #include "engine/realize.h"
 #include "renderer/c_renderer.h"
 #include "runtime/device.h"
@@ -81,7 +82,7 @@ std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vecto
 std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes) {
   const int n = beam_width();
   if (n < 2) return std::nullopt;
-  const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(item.ast, static_cast<size_t>(n));
+  const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(codegen::prepared(item.ast), static_cast<size_t>(n));
   if (candidates.size() < 2) return std::nullopt;
 
   // A cached choice, if it is one of today's candidates (else the entry is

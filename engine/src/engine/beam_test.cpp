@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "codegen/optimize.h"
+#include "codegen/pipeline.h"
 #include "engine/beam.h"
 #include "engine/realize.h"
 #include "loom/tensor.h"
@@ -46,9 +47,10 @@ TEST(Beam, CandidatesStartWithTheHeuristicsChoiceAndThePlainLoopNest) {
   Tensor a = Tensor::rand({64, 32}).realize(), b = Tensor::rand({32, 48}).realize();
   const schedule::Schedule s = schedule::create_schedule({product(a, b, 2.0).uop()});
   ASSERT_EQ(s.items.size(), 1u);
-  const auto c = codegen::upcast_candidates(s.items[0].ast, 6);
+  const uop::UOpRef kernel = codegen::prepared(s.items[0].ast);
+  const auto c = codegen::upcast_candidates(kernel, 6);
   ASSERT_EQ(c.size(), 6u);
-  EXPECT_EQ(c[0], codegen::optimize(s.items[0].ast));
+  EXPECT_EQ(c[0], codegen::optimize(kernel));
   EXPECT_TRUE(c[1].empty());
   for (size_t i = 0; i < c.size(); i++)
     for (size_t j = i + 1; j < c.size(); j++) EXPECT_NE(c[i], c[j]);

@@ -9,6 +9,7 @@
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
+#include "engine/testing/values.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
@@ -18,17 +19,12 @@
 namespace loom {
 namespace {
 
+using testing::float_values;
+
 std::vector<std::string> names(const schedule::Schedule &s) {
   std::vector<std::string> n;
   for (auto &item : s.items) n.push_back(item.name);
   return n;
-}
-
-std::vector<float> values(const Tensor &t) {
-  const HostTensor h = t.to_host();
-  std::vector<float> v;
-  for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
-  return v;
 }
 
 // out = relu(a @ b) by plain loops in double.
@@ -122,8 +118,8 @@ TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
 }
 
 TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
-  const std::vector<float> av = values(Tensor::randn({96, 80})), bv = values(Tensor::randn({80, 112}));
-  const std::vector<float> xv = values(Tensor::randn({4, 16, 13, 13})), wv = values(Tensor::randn({32, 16, 3, 3}));
+  const std::vector<float> av = float_values(Tensor::randn({96, 80})), bv = float_values(Tensor::randn({80, 112}));
+  const std::vector<float> xv = float_values(Tensor::randn({4, 16, 13, 13})), wv = float_values(Tensor::randn({32, 16, 3, 3}));
   const std::vector<double> want_mm = matmul_relu(av, bv, 96, 80, 112), want_conv = conv(xv, wv, 4, 16, 13, 32, 3, 1);
   MinMacs all(0);
   for (bool ext : {false, true}) {
@@ -136,8 +132,8 @@ TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
     const Tensor mm = a.matmul(b).relu(), cv = nn::conv2d(x, w, std::nullopt, 1, 1);
     EXPECT_EQ(names(schedule::create_schedule({mm.uop()})), std::vector<std::string>({"gemm_96_112_80", "E_96_112"}));
     EXPECT_EQ(names(schedule::create_schedule({cv.uop()})).back(), "gemm_4_32_169_144");
-    expect_close(values(mm), want_mm);
-    expect_close(values(cv), want_conv);
+    expect_close(float_values(mm), want_mm);
+    expect_close(float_values(cv), want_conv);
   }
 }
 

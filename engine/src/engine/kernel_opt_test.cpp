@@ -10,6 +10,7 @@
 
 #include "codegen/pipeline.h"
 #include "codegen/vectorize.h"
+#include "engine/testing/values.h"
 #include "engine/realize.h"
 #include "loom/tensor.h"
 #include "schedule/schedule.h"
@@ -18,18 +19,8 @@ namespace loom {
 namespace {
 
 using uop::Op;
-
-std::vector<float> values(const Tensor &t) {
-  const HostTensor h = t.to_host();
-  std::vector<float> v;
-  for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
-  return v;
-}
-
-bool no_opt() {
-  const char *e = std::getenv("LOOM_NOOPT");
-  return e && std::atoi(e) != 0;
-}
+using testing::float_values;
+using testing::no_opt;
 
 // The program the default pipeline builds for the one kernel of `t`.
 codegen::Program program_of(const Tensor &t) {
@@ -57,7 +48,7 @@ TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
   if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
   // (4, 3, 15, 15) * w[c] + b[c]: the image axes merge (225 elements), which
   // run as 14 groups of 16 (a vector each) and a one-element tail, with no division.
-  const std::vector<float> xv = values(Tensor::randn({4, 3, 15, 15})), wv = {0.5f, -2.0f, 3.0f}, bv = {1.0f, 0.0f, -1.0f};
+  const std::vector<float> xv = float_values(Tensor::randn({4, 3, 15, 15})), wv = {0.5f, -2.0f, 3.0f}, bv = {1.0f, 0.0f, -1.0f};
   Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {4, 3, 15, 15});
   Tensor w = Tensor::from_vector({wv.begin(), wv.end()}, {1, 3, 1, 1}), b = Tensor::from_vector({bv.begin(), bv.end()}, {1, 3, 1, 1});
   Tensor y = x.mul(w).add(b);
@@ -69,7 +60,7 @@ TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
   for (auto &u : p.uops)
     if (u->op == Op::Store) store_lanes.push_back(codegen::lanes(*u));
   EXPECT_EQ(store_lanes, std::vector<int64_t>({16, 1}));
-  const std::vector<float> got = values(y);
+  const std::vector<float> got = float_values(y);
   for (size_t i = 0; i < got.size(); i++) {
     const size_t c = i / 225 % 3;
     ASSERT_EQ(got[i], xv[i] * wv[c] + bv[c]) << "element " << i;
@@ -80,12 +71,12 @@ TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
   if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
   // A pad of a computed value over odd dims: read by coordinates, no division,
   // every element (groups and tail) stored.
-  const std::vector<float> xv = values(Tensor::randn({2, 5, 7}));
+  const std::vector<float> xv = float_values(Tensor::randn({2, 5, 7}));
   Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {2, 5, 7});
   Tensor y = x.exp().pad({{0, 0}, {1, 1}, {2, 1}});
   const codegen::Program p = program_of(y);
   EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
-  const std::vector<float> got = values(y), e = values(x.exp());
+  const std::vector<float> got = float_values(y), e = float_values(x.exp());
   for (int64_t n = 0; n < 2; n++)
     for (int64_t i = 0; i < 7; i++)
       for (int64_t j = 0; j < 10; j++) {

@@ -14,6 +14,7 @@
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
+#include "engine/testing/values.h"
 #include "loom/autograd.h"
 #include "loom/nn.h"
 
@@ -23,6 +24,7 @@ namespace loom {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::no_opt;
 
 // A constant no earlier run used, so the kernel is new to the disk cache too.
 double fresh_constant() {
@@ -256,11 +258,6 @@ size_t count_accumulators(const Tensor &t) {
   for (const char *type : {"float acc", "double acc", "_t acc", "_Bool acc"}) accs += count_of(ks[0].c_source, type);
   for (int w : {4, 8, 16}) accs += count_of(ks[0].c_source, "loom_v" + std::to_string(w) + "f acc") * static_cast<size_t>(w);
   return accs;
-}
-
-bool no_opt() {
-  const char *e = std::getenv("LOOM_NOOPT");
-  return e && std::atoi(e) != 0;
 }
 
 // A kernel with one reduction computes a tile of outputs per iteration, one
