@@ -51,8 +51,7 @@ class Linearizer {
       done_.insert(scan.get());
     }
     // An unrolled group computes every element, then stores them in element
-    // order (the C compiler packs adjacent stores only when no load sits
-    // between them). Values never read the output at another element's address.
+    // order. Values never read the output at another element's address.
     for (auto &store : k.sink->src)
       for (size_t i = 1; i < store->src.size(); i++) emit(store->src[i]);
     for (auto &store : k.sink->src) push(store);

@@ -10,8 +10,8 @@ namespace loom::codegen {
 
 // An elementwise kernel (no reduction, scan or sort; a write without an index
 // or an accumulation) runs its innermost axis in groups of consecutive
-// elements filling 64 bytes, which the C compiler packs into vector loads and
-// stores. A kernel with one reduction computes a tile of outputs per
+// elements filling 64 bytes, which the vectorize pass makes one vector
+// (vectorize.h). A kernel with one reduction computes a tile of outputs per
 // iteration, their reductions over one shared loop nest (optimize.cpp,
 // reduce_tile): 8 x 8 when the output's innermost axis is tiled (one vector
 // per row of the tile), a tile of at most 48 scalar accumulators with the

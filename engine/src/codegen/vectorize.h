@@ -1,7 +1,8 @@
 // The vectorize pass: the elements of an upcast group become vector UOps, so
-// the C target computes them in explicit vector types instead of hoping the C
-// compiler's block vectorizer packs the unrolled copies (it does not pack
-// across an inlined exp, nor accumulators, nor strided loads).
+// the C target computes them in explicit vector types. The C compiler's own
+// vectorizers are off (runtime/cpu/device.cpp): its block vectorizer did not
+// pack across an inlined exp, nor accumulators, nor strided loads, and it
+// miscompiled float -> double -> float roundings.
 //
 // The lanes are the innermost upcast axis's elements (its amount: 4, 8 or 16
 // float32 lanes). Walking the lanes' value trees in step, a tuple of nodes

@@ -92,11 +92,12 @@ class CRenderer : public CStyleRenderer {
   std::string vector_statement(const UOpRef &u) override { return c_vector_statement(*this, u); }
 
  protected:
-  // Gates and selects without branches, so the C compiler's block vectorizer
-  // packs an unrolled group's elements that a mask or a where covers: a gated
-  // load reads element 0 where its gate is off (every buffer holds at least
-  // 64 bytes, runtime/cpu/buffer_pool.cpp) and selects 0 there; floats select
-  // through loom_self (the compiler does not turn ?: on floats into selects).
+  // Gates and selects without branches (a mask that changes from element to
+  // element mispredicts nothing): a gated load reads element 0 where its gate
+  // is off (every buffer holds at least 64 bytes, runtime/cpu/buffer_pool.cpp)
+  // and selects 0 there; floats select through loom_self (the compiler does
+  // not turn ?: on floats into selects). Vector lanes select likewise
+  // (c_vector.h).
   const Table &expressions() const override {
     static const Table t = [] {
       Table e = expression_rules();
@@ -152,9 +153,8 @@ static inline uint16_t loom_f2bf(float f) {
 }
 static inline float loom_rh(float x) { return loom_h2f(loom_f2h(x)); }
 static inline float loom_rbf(float x) { return loom_bf2f(loom_f2bf(x)); }
-/* c ? a : b without a branch: the C compiler's block vectorizer packs the
-   elements of an unrolled group into vectors only when no branch sits
-   between them, and it does not turn ?: on floats into selects. */
+/* c ? a : b without a branch (the compiler does not turn ?: on floats into
+   selects); loom_vsel<w> is its vector form. */
 static inline __attribute__((always_inline)) float loom_self(int32_t c, float a, float b) {
   union { float f; int32_t i; } x = {a}, y = {b}, r;
   r.i = (x.i & -c) | (y.i & ~-c);
@@ -186,10 +186,8 @@ static inline float loom_expf(float x) {
   union { int32_t i; float f; } s1 = {(k1 + 127) << 23}, s2 = {(k2 + 127) << 23};
   return loom_self(x != x, x, (p * s1.f) * s2.f);
 }
-/* always_inline: an unrolled group's erf calls must be inlined to be packed
-   into vectors, and this body is past the inliner's -O2 size limit (the
-   selects have it too; on loom_expf it made an exp chain's groups 19x
-   slower, so exp does not).
+/* always_inline: this body is past the inliner's -O2 size limit, which left
+   a call per element (loom_verff<w> is the vector form).
    erf for float, branch-free like loom_expf. |x| < 1: x P(x^2), P a degree-6
    least-squares fit of erf(x)/x in x^2 on [0, 1] (within 3 ulp); otherwise
    1 - t exp(R(t) - x^2) with t = 1 / (1 + |x|/2) and R the Chebyshev-fitted

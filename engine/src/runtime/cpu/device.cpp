@@ -23,14 +23,22 @@ namespace {
 
 using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
 
-// -fno-tree-loop-vectorize: GCC 12.2's -O2 loop vectorizer miscompiles a
-// reduction over a loop nest whose index runs backwards (a flipped view summed:
-// every element read once, the sum comes out wrong; correct at -O1, at -O3, and
-// with this flag). Kernels vectorize through the block vectorizer instead: an
-// upcast group's elements become one vector (codegen/lowerer.cpp), 512 bits
-// wide where the machine has AVX-512 (-mprefer-vector-width=512).
-const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-march=native", "-mprefer-vector-width=512", "-fPIC", "-shared",
-                                         "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11"};
+// No auto-vectorization: kernels vectorize only where the vectorize pass
+// says (codegen/vectorize.h: explicit vector types, 512 bits wide where the
+// machine has AVX-512, -mprefer-vector-width=512), because GCC 12.2's
+// vectorizers miscompile kernels here:
+//  - -fno-tree-loop-vectorize: the loop vectorizer, a reduction over a loop
+//    nest whose index runs backwards (a flipped view summed: every element
+//    read once, the sum comes out wrong; correct at -O1, at -O3, and with
+//    this flag);
+//  - -fno-tree-slp-vectorize: the block vectorizer, an unrolled group of
+//    float -> double -> float roundings (an SGD step on float32 parameters
+//    with double scalars: about 8% of the elements 1 ulp off, correct at -O0
+//    and with this flag; KernelOpt.FloatDoubleRoundingsInAGroupAreTheHostsBits),
+//    which drifted a training run from torch's.
+const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-fno-tree-slp-vectorize", "-march=native",
+                                         "-mprefer-vector-width=512", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off",
+                                         "-fno-math-errno", "-std=gnu11"};
 const char *kCompiler = "cc";
 
 // The compiler's identity (version and target), part of every cache key.
