@@ -162,6 +162,31 @@ static inline __attribute__((always_inline)) float loom_self(int32_t c, float a,
 }
 static inline __attribute__((always_inline)) float loom_maxf(float a, float b) { return loom_self((a != a) | (a > b), a, b); }
 static inline __attribute__((always_inline)) float loom_minf(float a, float b) { return loom_self((a != a) | (a < b), a, b); }
+/* The polynomials of exp and erf, shared by their scalar and vector forms
+   (c_vector.h): the same constants in the same order. */
+#define LOOM_EXPF_POLY(p, r)     \
+  p = p * r + 1.3981999507e-3f;  \
+  p = p * r + 8.3334519073e-3f;  \
+  p = p * r + 4.1665795894e-2f;  \
+  p = p * r + 1.6666665459e-1f;  \
+  p = p * r + 5.0000001201e-1f
+#define LOOM_ERFF_POLY(p, s)             \
+  p = p * s - 8.034846396185458e-04f;    \
+  p = p * s + 5.191218573600054e-03f;    \
+  p = p * s - 2.685539983212948e-02f;    \
+  p = p * s + 1.128362566232681e-01f;    \
+  p = p * s - 3.761262893676758e-01f;    \
+  p = p * s + 1.128379225730896f
+#define LOOM_ERFC_POLY(q, t) \
+  q = q * t - 0.82215223f;   \
+  q = q * t + 1.48851587f;   \
+  q = q * t - 1.13520398f;   \
+  q = q * t + 0.27886807f;   \
+  q = q * t - 0.18628806f;   \
+  q = q * t + 0.09678418f;   \
+  q = q * t + 0.37409196f;   \
+  q = q * t + 1.00002368f;   \
+  q = q * t - 1.26551223f
 /* exp for float, branch-free so an unrolled group vectorizes: x = k ln2 + r
    with |r| <= ln2/2 (k rounded by adding 1.5 * 2^23, ln2 in two parts), exp(r)
    by Cephes' expf polynomial, then 2^k applied in two factors so a subnormal
@@ -177,11 +202,7 @@ static inline float loom_expf(float x) {
   float r = c - kf * 0.693145752f;
   r = r - kf * 1.42860677e-06f;
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  LOOM_EXPF_POLY(p, r);
   p = p * (r * r) + r + 1.0f;
   union { int32_t i; float f; } s1 = {(k1 + 127) << 23}, s2 = {(k2 + 127) << 23};
   return loom_self(x != x, x, (p * s1.f) * s2.f);
@@ -196,26 +217,13 @@ static inline float loom_expf(float x) {
 static inline __attribute__((always_inline)) float loom_erff(float x) {
   const float s = x * x;
   float p = 7.933493907330558e-05f;
-  p = p * s - 8.034846396185458e-04f;
-  p = p * s + 5.191218573600054e-03f;
-  p = p * s - 2.685539983212948e-02f;
-  p = p * s + 1.128362566232681e-01f;
-  p = p * s - 3.761262893676758e-01f;
-  p = p * s + 1.128379225730896f;
+  LOOM_ERFF_POLY(p, s);
   union { float f; int32_t i; } a = {x};
   const int32_t sign = a.i & (int32_t)0x80000000;
   a.i &= 0x7fffffff;
   const float t = 1.0f / (1.0f + 0.5f * a.f);
   float q = 0.17087277f;
-  q = q * t - 0.82215223f;
-  q = q * t + 1.48851587f;
-  q = q * t - 1.13520398f;
-  q = q * t + 0.27886807f;
-  q = q * t - 0.18628806f;
-  q = q * t + 0.09678418f;
-  q = q * t + 0.37409196f;
-  q = q * t + 1.00002368f;
-  q = q * t - 1.26551223f;
+  LOOM_ERFC_POLY(q, t);
   union { float f; int32_t i; } big = {1.0f - t * loom_expf(q - s)};
   big.i |= sign;
   return loom_self(a.f < 1.0f, x * p, big.f);

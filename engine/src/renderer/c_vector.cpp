@@ -101,7 +101,8 @@ std::string c_vector_statement(R &r, const UOpRef &u) {
 
 std::string c_vector_prelude() {
   // $W lanes, $B bytes, $X the broadcast's initializers. Each function's
-  // operations and constants are its scalar counterpart's, in the same order.
+  // operations are its scalar counterpart's, in the same order, and the
+  // polynomials the same macros (c_renderer.cpp).
   static const char *tmpl = R"(typedef float loom_v$Wf __attribute__((vector_size($B)));
 typedef int32_t loom_v$Wi __attribute__((vector_size($B)));
 static inline loom_v$Wf loom_splat$Wf(float x) { return (loom_v$Wf){$X}; }
@@ -122,11 +123,7 @@ static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
   loom_v$Wf r = c - kf * 0.693145752f;
   r = r - kf * 1.42860677e-06f;
   loom_v$Wf p = loom_splat$Wf(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  LOOM_EXPF_POLY(p, r);
   p = p * (r * r) + r + 1.0f;
   const loom_v$Wf s1 = (loom_v$Wf)((k1 + 127) << 23), s2 = (loom_v$Wf)((k2 + 127) << 23);
   return loom_vsel$W(x != x, x, (p * s1) * s2);
@@ -134,25 +131,12 @@ static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
 static inline loom_v$Wf loom_verff$W(loom_v$Wf x) {
   const loom_v$Wf s = x * x;
   loom_v$Wf p = loom_splat$Wf(7.933493907330558e-05f);
-  p = p * s - 8.034846396185458e-04f;
-  p = p * s + 5.191218573600054e-03f;
-  p = p * s - 2.685539983212948e-02f;
-  p = p * s + 1.128362566232681e-01f;
-  p = p * s - 3.761262893676758e-01f;
-  p = p * s + 1.128379225730896f;
+  LOOM_ERFF_POLY(p, s);
   const loom_v$Wi sign = (loom_v$Wi)x & (int32_t)0x80000000;
   const loom_v$Wf a = (loom_v$Wf)((loom_v$Wi)x & 0x7fffffff);
   const loom_v$Wf t = 1.0f / (1.0f + 0.5f * a);
   loom_v$Wf q = loom_splat$Wf(0.17087277f);
-  q = q * t - 0.82215223f;
-  q = q * t + 1.48851587f;
-  q = q * t - 1.13520398f;
-  q = q * t + 0.27886807f;
-  q = q * t - 0.18628806f;
-  q = q * t + 0.09678418f;
-  q = q * t + 0.37409196f;
-  q = q * t + 1.00002368f;
-  q = q * t - 1.26551223f;
+  LOOM_ERFC_POLY(q, t);
   const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - t * loom_vexpf$W(q - s)) | sign);
   return loom_vsel$W(a < 1.0f, x * p, big);
 }
