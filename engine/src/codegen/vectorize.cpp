@@ -19,7 +19,22 @@ int64_t lanes(const UOp &u) {
 
 namespace {
 
-bool is_lane_count(int64_t w) { return w == 4 || w == 8 || w == 16; }
+// The lanes of a vector: the widest count of 16, 8 or 4 that divides the
+// innermost upcast's amount (0: none).
+int64_t lane_count(int64_t amount) {
+  for (int64_t w : {16, 8, 4})
+    if (amount % w == 0) return w;
+  return 0;
+}
+
+// Whether vectors pay: some lanes load consecutive elements, or compute exp
+// or erf. Lanes that only gather (a row sum's rows) stay scalar chains.
+bool pays(const std::vector<UOpRef> &stores) {
+  for (auto &s : stores)
+    for (auto &u : uop::toposort(s))
+      if ((u->op == Op::Load && lanes(*u) > 1) || (lanes(*u) > 1 && (u->op == Op::Exp || u->op == Op::Erf))) return true;
+  return false;
+}
 
 // An index as sum(coefficient * term) + constant, to tell consecutive indices.
 struct Affine {
@@ -211,9 +226,9 @@ class Vectorizer {
 
 LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
   if (up.empty() || k.serial) return k;
-  const int64_t w = up.back().second;
+  const int64_t w = lane_count(up.back().second);
   const auto &st = k.sink->src;
-  if (!is_lane_count(w) || st.size() % static_cast<size_t>(w) != 0) return k;
+  if (w == 0 || st.size() % static_cast<size_t>(w) != 0) return k;
   for (auto &s : st)
     if (s->src.size() < 3 || s->src[2]->op == Op::Scan) return k;
   Vectorizer v(w);
@@ -223,6 +238,7 @@ LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
                                     st.begin() + static_cast<std::ptrdiff_t>(i) + w);
     for (auto &s : v.stores(group)) out.push_back(s);
   }
+  if (!pays(out)) return k;
   LoweredKernel r = k;
   r.sink = UOp::make(Op::Sink, DType::Bool, out);
   return r;

@@ -4,8 +4,9 @@
 // pack across an inlined exp, nor accumulators, nor strided loads, and it
 // miscompiled float -> double -> float roundings.
 //
-// The lanes are the innermost upcast axis's elements (its amount: 4, 8 or 16
-// float32 lanes). Walking the lanes' value trees in step, a tuple of nodes
+// The lanes are consecutive elements of the innermost upcast axis: 16, 8 or
+// 4 float32 lanes, the widest that divides its amount (64: four vectors of
+// 16). Walking the lanes' value trees in step, a tuple of nodes
 // that are the same node stays one scalar (broadcast where a vector reads it);
 // nodes of the same op become one vector node where the target computes that
 // op on vectors (float32 arithmetic, max, min, exp, erf, selects and float
@@ -16,8 +17,10 @@
 // per lane on GEP's of its vector operands. Stores of consecutive indices with
 // one gate store the vector; others store each lane.
 //
-// Kernels left alone: no upcast, another lane count, accumulating or indexed
-// writes (serial), scans. A tail (lowerer.h) stays scalar.
+// Kernels left alone: no upcast, an amount none of those divides,
+// accumulating or indexed writes (serial), scans, and kernels whose vectors
+// would only gather and add (no consecutive load, no exp or erf: a row sum's
+// rows run as independent scalar chains). A tail (lowerer.h) stays scalar.
 #pragma once
 #include "codegen/lowerer.h"
 
