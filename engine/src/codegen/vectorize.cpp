@@ -29,10 +29,9 @@ int64_t lane_count(int64_t amount) {
 
 // Whether vectors pay: some lanes load consecutive elements, or compute exp
 // or erf. Lanes that only gather (a row sum's rows) stay scalar chains.
-bool pays(const std::vector<UOpRef> &stores) {
-  for (auto &s : stores)
-    for (auto &u : uop::toposort(s))
-      if ((u->op == Op::Load && lanes(*u) > 1) || (lanes(*u) > 1 && (u->op == Op::Exp || u->op == Op::Erf))) return true;
+bool pays(const UOpRef &sink) {
+  for (auto &u : uop::toposort(sink))
+    if (lanes(*u) > 1 && (u->op == Op::Load || u->op == Op::Exp || u->op == Op::Erf)) return true;
   return false;
 }
 
@@ -238,10 +237,9 @@ LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
                                     st.begin() + static_cast<std::ptrdiff_t>(i) + w);
     for (auto &s : v.stores(group)) out.push_back(s);
   }
-  if (!pays(out)) return k;
   LoweredKernel r = k;
   r.sink = UOp::make(Op::Sink, DType::Bool, out);
-  return r;
+  return pays(r.sink) ? r : k;
 }
 
 }  // namespace loom::codegen
