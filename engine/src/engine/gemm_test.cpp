@@ -75,6 +75,7 @@ struct MinMacs {
 };
 
 TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
   ASSERT_EQ(names(s), std::vector<std::string>{"gemm_256_192_128"});
@@ -100,6 +101,7 @@ TEST(GemmSplit, SmallReductionsStayOneKernel) {
 }
 
 TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   Tensor bias = Tensor::randn({64}).realize();
   const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, bias, 1, 1).uop()});
@@ -118,6 +120,7 @@ TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
 }
 
 TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   const std::vector<float> av = float_values(Tensor::randn({96, 80})), bv = float_values(Tensor::randn({80, 112}));
   const std::vector<float> xv = float_values(Tensor::randn({4, 16, 13, 13})), wv = float_values(Tensor::randn({32, 16, 3, 3}));
   const std::vector<double> want_mm = matmul_relu(av, bv, 96, 80, 112), want_conv = conv(xv, wv, 4, 16, 13, 32, 3, 1);
@@ -147,6 +150,7 @@ TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
 }
 
 TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   std::string why;
   if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
   testing::ExternGemm on(true);

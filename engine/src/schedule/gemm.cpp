@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "schedule/parts.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -26,14 +27,6 @@ std::atomic<int64_t> g_min_macs{[] {
   const char *e = std::getenv("LOOM_GEMM_MIN_MACS");
   return e ? std::atoll(e) : int64_t{1} << 22;
 }()};
-
-bool no_opt() {
-  static const bool off = [] {
-    const char *e = std::getenv("LOOM_NOOPT");
-    return e && std::atoi(e) != 0;
-  }();
-  return off;
-}
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the
@@ -109,79 +102,10 @@ Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
   return out;
 }
 
-// Rebuilds `u` with each node for which `leaf` gives a replacement replaced.
-UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
-               std::unordered_map<const UOp *, UOpRef> &memo) {
-  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-  UOpRef r = leaf(u);
-  if (!r) {
-    std::vector<UOpRef> src;
-    for (auto &s : u->src) src.push_back(replace(s, leaf, memo));
-    r = src == u->src ? u : u->with_src(std::move(src));
-  }
-  memo[u.get()] = r;
-  return r;
-}
-
-UOpRef global(DType dt, int64_t slot) { return UOp::make(Op::DefineGlobal, dt, {}, slot); }
-
-std::string dims_name(const char *prefix, const std::vector<int64_t> &dims) {
-  std::string n = prefix;
-  for (int64_t d : dims) n += "_" + std::to_string(d);
-  return n;
-}
-
-// One item of a split, its buffers as references: r < slots is the original
-// item's slot r, r >= slots the split's scratch buffer r - slots.
-struct Part {
-  UOpRef ast;
-  std::string name;
-  std::vector<int64_t> refs;
-};
-
-struct Split {
-  UOpRef key;  // keeps the interned AST alive while it keys the memo
-  size_t slots = 0;
-  std::vector<int64_t> scratch;  // float32 element counts
-  std::vector<Part> parts;       // empty: the item stays as it is
-};
-
-// A kernel storing `value` (over references) into reference `out`: its
-// DEFINE_GLOBALs numbered densely, the output slot 0.
-Part make_part(const UOpRef &value, int64_t out, DType out_dtype, const ShapeTracker &st, std::string name) {
-  std::vector<int64_t> used;
-  for (auto &u : uop::toposort(value))
-    if (u->op == Op::DefineGlobal) used.push_back(u->arg_as<int64_t>());
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
-  Part part{nullptr, std::move(name), {out}};
-  std::map<int64_t, int64_t> slot_of;
-  for (int64_t r : used) {
-    if (r == out) {
-      slot_of[r] = 0;
-      continue;
-    }
-    slot_of[r] = static_cast<int64_t>(part.refs.size());
-    part.refs.push_back(r);
-  }
-  std::unordered_map<const UOp *, UOpRef> memo;
-  UOpRef v = replace(
-      value,
-      [&](const UOpRef &u) -> UOpRef {
-        return u->op == Op::DefineGlobal ? global(u->dtype, slot_of.at(u->arg_as<int64_t>())) : nullptr;
-      },
-      memo);
-  part.ast = UOp::make(Op::Sink, DType::Bool, {UOp::make(Op::Store, DType::Bool, {global(out_dtype, 0), v}, st)});
-  return part;
-}
-
 // Splits one kernel (see gemm.h); `parts` stays empty when it is not a large
 // GEMM-shaped reduction.
 Split analyze(const UOpRef &ast) {
-  Split split;
-  split.key = ast;
-  for (auto &u : uop::toposort(ast))
-    if (u->op == Op::DefineGlobal) split.slots = std::max(split.slots, static_cast<size_t>(u->arg_as<int64_t>()) + 1);
+  Split split(ast);
   const UOpRef &store = ast->src[0];
   if (ast->src.size() != 1 || !std::holds_alternative<ShapeTracker>(store->arg)) return split;
   const UOpRef &value = store->src[1];
@@ -254,7 +178,6 @@ Split analyze(const UOpRef &ast) {
   const bool p_is_a = row_label == 1;
   const UOpRef &a = p_is_a ? mul->src[0] : mul->src[1], &b = p_is_a ? mul->src[1] : mul->src[0];
   const std::vector<bool> &reads_a = p_is_a ? reads_p : reads_q, &reads_b = p_is_a ? reads_q : reads_p;
-  const int64_t slots = static_cast<int64_t>(split.slots);
 
   // An operand's view in the GEMM: its own view when that is already a
   // strided matrix (unit stride along rows or columns) of another buffer than
@@ -284,8 +207,7 @@ Split analyze(const UOpRef &ast) {
     Shape unmerged;
     for (int64_t x : p.shape())
       if (x != 1) unmerged.push_back(x);
-    const int64_t ref = slots + static_cast<int64_t>(split.scratch.size());
-    split.scratch.push_back(shape::prod(packed));
+    const int64_t ref = split.add_scratch(DType::Float32, shape::prod(packed));
     split.parts.push_back(make_part(UOp::make(Op::View, DType::Float32, {on_buffer ? e->src[0] : e}, p.reshape(unmerged)),
                                     ref, DType::Float32, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
     return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(ShapeTracker::from_shape(packed)));
@@ -313,8 +235,7 @@ Split analyze(const UOpRef &ast) {
     split.parts.push_back(make_part(c, 0, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
     return split;
   }
-  const int64_t c_ref = slots + static_cast<int64_t>(split.scratch.size());
-  split.scratch.push_back(shape::prod(c_shape));
+  const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
   Shape c_axes;  // the GEMM's result with its axes unmerged, in `order`
   std::vector<int64_t> to_output;
@@ -334,25 +255,9 @@ Split analyze(const UOpRef &ast) {
   return split;
 }
 
-// Splits by kernel AST, computed once per distinct AST (and again after the
-// threshold changes).
-struct SplitMemo {
-  std::mutex mu;
-  std::unordered_map<const UOp *, std::shared_ptr<const Split>> map;
-};
 SplitMemo &memo() {
-  static auto *m = new SplitMemo();
+  static auto *m = new SplitMemo(analyze);
   return *m;
-}
-
-std::shared_ptr<const Split> split_of(const UOpRef &ast) {
-  SplitMemo &m = memo();
-  std::lock_guard<std::mutex> lock(m.mu);
-  if (auto it = m.map.find(ast.get()); it != m.map.end()) return it->second;
-  if (m.map.size() > 8192) m.map.clear();  // ASTs with baked constants come and go
-  auto split = std::make_shared<const Split>(analyze(ast));
-  m.map[ast.get()] = split;
-  return split;
 }
 
 // An operand of the canonical GEMM over shape g: one unmasked view of another
@@ -402,35 +307,14 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
 }
 
 int64_t set_gemm_min_macs(int64_t macs) {
-  std::lock_guard<std::mutex> lock(memo().mu);
-  memo().map.clear();
-  return g_min_macs.exchange(macs);
+  const int64_t old = g_min_macs.exchange(macs);
+  memo().clear();
+  return old;
 }
 int64_t gemm_min_macs() { return g_min_macs.load(); }
 
 void split_gemms(Schedule &sched) {
-  if (no_opt()) return;
-  std::vector<ScheduleItem> items;
-  for (auto &item : sched.items) {
-    const std::shared_ptr<const Split> split = split_of(item.ast);
-    if (split->parts.empty()) {
-      items.push_back(std::move(item));
-      continue;
-    }
-    std::vector<std::shared_ptr<uop::Buffer>> scratch;
-    for (int64_t n : split->scratch) {
-      scratch.push_back(uop::Buffer::create(DType::Float32, n));
-      sched.transient.push_back(scratch.back());
-    }
-    const auto slots = static_cast<int64_t>(split->slots);
-    for (const Part &p : split->parts) {
-      ScheduleItem it{p.ast, {}, p.name};
-      for (int64_t ref : p.refs)
-        it.bufs.push_back(ref < slots ? item.bufs[static_cast<size_t>(ref)] : scratch[static_cast<size_t>(ref - slots)]);
-      items.push_back(std::move(it));
-    }
-  }
-  sched.items = std::move(items);
+  if (!splits_off()) apply_splits(sched, memo());
 }
 
 }  // namespace loom::schedule

@@ -8,6 +8,7 @@
 
 #include "loom/error.h"
 #include "schedule/gemm.h"
+#include "schedule/split_reduce.h"
 #include "schedule/lifetime.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
@@ -541,6 +542,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   }
   find_transient(raw_sink, sink, donated, sched);
   split_gemms(sched);
+  split_reductions(sched);
   return sched;
 }
 

@@ -1,0 +1,119 @@
+#include "schedule/parts.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "uop/graph.h"
+
+namespace loom::schedule {
+
+using uop::Op;
+using uop::UOp;
+
+Split::Split(const UOpRef &ast) : key(ast) {
+  for (auto &u : uop::toposort(ast))
+    if (u->op == Op::DefineGlobal) slots = std::max(slots, static_cast<size_t>(u->arg_as<int64_t>()) + 1);
+}
+
+int64_t Split::add_scratch(DType dt, int64_t elements) {
+  scratch.emplace_back(dt, elements);
+  return static_cast<int64_t>(slots + scratch.size() - 1);
+}
+
+UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
+               std::unordered_map<const UOp *, UOpRef> &memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  UOpRef r = leaf(u);
+  if (!r) {
+    std::vector<UOpRef> src;
+    for (auto &s : u->src) src.push_back(replace(s, leaf, memo));
+    r = src == u->src ? u : u->with_src(std::move(src));
+  }
+  memo[u.get()] = r;
+  return r;
+}
+
+UOpRef global(DType dt, int64_t slot) { return UOp::make(Op::DefineGlobal, dt, {}, slot); }
+
+std::string dims_name(const char *prefix, const std::vector<int64_t> &dims) {
+  std::string n = prefix;
+  for (int64_t d : dims) n += "_" + std::to_string(d);
+  if (dims.empty()) n += "_0d";
+  return n;
+}
+
+Part make_part(const UOpRef &value, int64_t out, DType out_dtype, const shape::ShapeTracker &st, std::string name) {
+  std::vector<int64_t> used;
+  for (auto &u : uop::toposort(value))
+    if (u->op == Op::DefineGlobal) used.push_back(u->arg_as<int64_t>());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  Part part{nullptr, std::move(name), {out}};
+  std::map<int64_t, int64_t> slot_of;
+  for (int64_t r : used) {
+    if (r == out) {
+      slot_of[r] = 0;
+      continue;
+    }
+    slot_of[r] = static_cast<int64_t>(part.refs.size());
+    part.refs.push_back(r);
+  }
+  std::unordered_map<const UOp *, UOpRef> memo;
+  UOpRef v = replace(
+      value,
+      [&](const UOpRef &u) -> UOpRef {
+        return u->op == Op::DefineGlobal ? global(u->dtype, slot_of.at(u->arg_as<int64_t>())) : nullptr;
+      },
+      memo);
+  part.ast = UOp::make(Op::Sink, DType::Bool, {UOp::make(Op::Store, DType::Bool, {global(out_dtype, 0), v}, st)});
+  return part;
+}
+
+std::shared_ptr<const Split> SplitMemo::get(const UOpRef &ast) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = map_.find(ast.get()); it != map_.end()) return it->second;
+  if (map_.size() > 8192) map_.clear();  // ASTs with baked constants come and go
+  auto split = std::make_shared<const Split>(analyze_(ast));
+  map_[ast.get()] = split;
+  return split;
+}
+
+void SplitMemo::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  map_.clear();
+}
+
+void apply_splits(Schedule &sched, SplitMemo &memo) {
+  std::vector<ScheduleItem> items;
+  for (auto &item : sched.items) {
+    const std::shared_ptr<const Split> split = memo.get(item.ast);
+    if (split->parts.empty()) {
+      items.push_back(std::move(item));
+      continue;
+    }
+    std::vector<std::shared_ptr<uop::Buffer>> scratch;
+    for (const auto &[dt, n] : split->scratch) {
+      scratch.push_back(uop::Buffer::create(dt, n));
+      sched.transient.push_back(scratch.back());
+    }
+    const auto slots = static_cast<int64_t>(split->slots);
+    for (const Part &p : split->parts) {
+      ScheduleItem it{p.ast, {}, p.name.empty() ? item.name : p.name};
+      for (int64_t ref : p.refs)
+        it.bufs.push_back(ref < slots ? item.bufs[static_cast<size_t>(ref)] : scratch[static_cast<size_t>(ref - slots)]);
+      items.push_back(std::move(it));
+    }
+  }
+  sched.items = std::move(items);
+}
+
+bool splits_off() {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_NOOPT");
+    return e && std::atoi(e) != 0;
+  }();
+  return off;
+}
+
+}  // namespace loom::schedule

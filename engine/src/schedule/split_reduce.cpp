@@ -1,0 +1,153 @@
+#include "schedule/split_reduce.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+#include "schedule/parts.h"
+#include "uop/graph.h"
+
+namespace loom::schedule {
+
+using shape::ShapeTracker;
+using uop::Op;
+using uop::UOp;
+
+namespace {
+
+std::atomic<int64_t> g_min_length{[] {
+  const char *e = std::getenv("LOOM_SPLIT_MIN_LENGTH");
+  return e ? std::atoll(e) : int64_t{1} << 15;
+}()};
+
+constexpr int64_t kPartials = 32;     // partials per split reduction (all outputs together), at most
+constexpr int64_t kMinChunk = 4096;   // elements each chunk folds (all its lanes together), at least
+constexpr int64_t kLanes[] = {64, 8, 2};  // 64 and 8: the widths the optimizer makes vectors of
+
+bool splittable(DType dt) { return dt != DType::Float16 && dt != DType::BFloat16 && dt != DType::Bool; }
+
+// Only views (of buffers or constants), ALU and casts between the reduction
+// and its leaves: each view then takes a reshape of the folded shape.
+bool plain_operand(const UOpRef &x) {
+  for (auto &u : uop::toposort(x)) {
+    if (u->op == Op::View || u->op == Op::Const || u->op == Op::DefineGlobal) continue;
+    if (!uop::is_alu(u->op) && u->op != Op::Cast) return false;
+  }
+  return true;
+}
+
+Split analyze(const UOpRef &ast) {
+  Split split(ast);
+  const UOpRef &store = ast->src[0];
+  if (ast->src.size() != 1 || !std::holds_alternative<ShapeTracker>(store->arg)) return split;
+  const UOpRef &value = store->src[1];
+  UOpRef r;
+  for (auto &u : uop::toposort(value)) {
+    if (u->op == Op::Scan || u->op == Op::Sort) return split;
+    if (u->op == Op::ReduceAxis) {
+      if (r) return split;
+      r = u;
+    }
+  }
+  if (!r || !splittable(r->dtype)) return split;
+  const auto &ra = r->arg_as<uop::ReduceArg>();
+  if (ra.op != Op::Add && ra.op != Op::Max && ra.op != Op::Min) return split;
+  const UOpRef &x = r->src[0];
+  const Shape &s = uop::shape_of(x);
+  const int64_t outputs = shape::prod(uop::shape_of(r)), total = shape::prod(s);
+  const int64_t min_length = g_min_length.load(), min_chunk = min_length > 0 ? kMinChunk : 1;
+  if (outputs == 0 || (min_length > 0 && outputs >= kSplitOutputs) || total / outputs < min_length ||
+      !plain_operand(x))
+    return split;
+
+  // Lanes: the innermost reduced axis, when it is the input's innermost,
+  // keeps L interleaved partials (a vector of accumulators over consecutive
+  // elements). Chunks: the reduced axis cut into the most (up to kPartials
+  // per output, each at least kMinChunk long) keeps one partial per chunk.
+  const int64_t lane_axis = ra.axes.back(), length = total / outputs;
+  const auto la = static_cast<size_t>(lane_axis);
+  int64_t lanes = 1;
+  if (std::all_of(s.begin() + lane_axis + 1, s.end(), [](int64_t n) { return n == 1; }))
+    for (int64_t l : kLanes)
+      if (s[la] % l == 0) {
+        lanes = l;
+        break;
+      }
+  const int64_t most = std::max<int64_t>(2, kPartials / outputs);
+  int64_t axis = -1, parts = 1;
+  for (int64_t a : ra.axes) {
+    const int64_t n = s[static_cast<size_t>(a)] / (a == lane_axis ? lanes : 1);
+    for (int64_t p = std::min(most, n); p > parts; p--)
+      if (n % p == 0 && length / p >= min_chunk) {
+        axis = a;
+        parts = p;
+        break;
+      }
+  }
+  if (axis < 0) return split;
+
+  // The fold over the input with the chunk axis cut into [parts, n / parts]
+  // and the lane axis into [n / lanes, lanes]: both outer parts kept.
+  Shape split_shape;
+  std::vector<int64_t> axes, kept;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); d++) {
+    const bool reduced = std::find(ra.axes.begin(), ra.axes.end(), d) != ra.axes.end();
+    int64_t n = s[static_cast<size_t>(d)];
+    if (d == axis) {
+      kept.push_back(static_cast<int64_t>(split_shape.size()));
+      split_shape.push_back(parts);
+      n /= parts;
+    }
+    if (d == lane_axis && lanes > 1) n /= lanes;
+    if (reduced) axes.push_back(static_cast<int64_t>(split_shape.size()));
+    split_shape.push_back(n);
+    if (d == lane_axis && lanes > 1) {
+      kept.push_back(static_cast<int64_t>(split_shape.size()));
+      split_shape.push_back(lanes);
+    }
+  }
+  std::unordered_map<const UOp *, UOpRef> memo;
+  const UOpRef chunked = replace(
+      x,
+      [&](const UOpRef &u) -> UOpRef {
+        return u->op == Op::View ? UOp::make(Op::View, u->dtype, {u->src[0]}, u->arg_as<ShapeTracker>().reshape(split_shape))
+                                 : nullptr;
+      },
+      memo);
+  const UOpRef partial = UOp::make(Op::ReduceAxis, r->dtype, {chunked}, uop::ReduceArg{ra.op, axes});
+  const Shape &partial_shape = uop::shape_of(partial);
+  const int64_t ref = split.add_scratch(r->dtype, shape::prod(partial_shape));
+  split.parts.push_back(make_part(partial, ref, r->dtype, ShapeTracker::from_shape(partial_shape),
+                                  dims_name("r", {outputs, parts, lanes})));
+
+  // The partials folded over the chunk axis, in place of the reduction.
+  const UOpRef partials = UOp::make(Op::View, r->dtype, {global(r->dtype, ref)}, ShapeTracker::from_shape(partial_shape));
+  const UOpRef folded = UOp::make(Op::ReduceAxis, r->dtype, {partials}, uop::ReduceArg{ra.op, kept});
+  const UOpRef whole = UOp::make(Op::View, r->dtype, {folded},
+                                 ShapeTracker::from_shape(uop::shape_of(folded)).reshape(uop::shape_of(r)));
+  memo.clear();
+  const UOpRef rest = replace(value, [&](const UOpRef &u) -> UOpRef { return u == r ? whole : nullptr; }, memo);
+  const ShapeTracker &out = store->arg_as<ShapeTracker>();
+  split.parts.push_back(make_part(rest, 0, store->src[0]->dtype, out, ""));
+  return split;
+}
+
+SplitMemo &memo() {
+  static auto *m = new SplitMemo(analyze);
+  return *m;
+}
+
+}  // namespace
+
+void split_reductions(Schedule &sched) {
+  if (!splits_off()) apply_splits(sched, memo());
+}
+
+int64_t set_split_min_length(int64_t n) {
+  const int64_t old = g_min_length.exchange(n);
+  memo().clear();
+  return old;
+}
+int64_t split_min_length() { return g_min_length.load(); }
+
+}  // namespace loom::schedule
