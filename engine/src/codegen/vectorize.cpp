@@ -27,11 +27,13 @@ int64_t lane_count(int64_t amount) {
   return 0;
 }
 
-// Whether vectors pay: some lanes load consecutive elements, or compute exp
-// or erf. Lanes that only gather (a row sum's rows) stay scalar chains.
+// Whether vectors pay: some lanes load consecutive elements, or compute exp,
+// erf, log or tanh. Lanes that only gather (a row sum's rows) stay scalar chains.
 bool pays(const UOpRef &sink) {
   for (auto &u : uop::toposort(sink))
-    if (lanes(*u) > 1 && (u->op == Op::Load || u->op == Op::Exp || u->op == Op::Erf)) return true;
+    if (lanes(*u) > 1 && (u->op == Op::Load || u->op == Op::Exp || u->op == Op::Erf || u->op == Op::Log ||
+                          u->op == Op::Tanh))
+      return true;
   return false;
 }
 
@@ -89,7 +91,7 @@ bool native(const UOp &u) {
   };
   switch (u.op) {
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Neg: case Op::Recip: case Op::Max:
-    case Op::Min: case Op::Exp: case Op::Erf:
+    case Op::Min: case Op::Exp: case Op::Erf: case Op::Log: case Op::Tanh:
       return u.dtype == DType::Float32 && srcs(DType::Float32);
     case Op::Where:
       return u.dtype == DType::Float32 && u.src[0]->dtype == DType::Bool && u.src[1]->dtype == DType::Float32 &&

@@ -9,7 +9,7 @@
 // 16). Walking the lanes' value trees in step, a tuple of nodes
 // that are the same node stays one scalar (broadcast where a vector reads it);
 // nodes of the same op become one vector node where the target computes that
-// op on vectors (float32 arithmetic, max, min, exp, erf, selects and float
+// op on vectors (float32 arithmetic, max, min, exp, erf, log, tanh, selects and float
 // comparisons, and float32 sum/max/min reductions), each lane computing
 // exactly what its scalar copy computed; loads whose indices are consecutive
 // and whose gate is shared become one vector load, other loads are gathered
@@ -19,7 +19,7 @@
 //
 // Kernels left alone: no upcast, an amount none of those divides,
 // accumulating or indexed writes (serial), scans, and kernels whose vectors
-// would only gather and add (no consecutive load, no exp or erf: a row sum's
+// would only gather and add (no consecutive load, no transcendental: a row sum's
 // rows run as independent scalar chains). A tail (lowerer.h) stays scalar.
 #pragma once
 #include "codegen/lowerer.h"

@@ -228,6 +228,56 @@ static inline __attribute__((always_inline)) float loom_erff(float x) {
   big.i |= sign;
   return loom_self(a.f < 1.0f, x * p, big.f);
 }
+/* log for float, branch-free: x = m 2^e with m in [sqrt(1/2), sqrt(2))
+   (a subnormal x scaled by 2^23 first), log(m) by Cephes' logf polynomial in
+   m - 1, e ln2 added in two parts. Within 1 ulp of the exact result (0.78
+   over every 97th float); -inf at +-0, inf at inf, NaN below 0 and for NaN. */
+#define LOOM_LOGF_POLY(p, m)    \
+  p = p * m - 1.1514610310e-1f; \
+  p = p * m + 1.1676998740e-1f; \
+  p = p * m - 1.2420140846e-1f; \
+  p = p * m + 1.4249322787e-1f; \
+  p = p * m - 1.6668057665e-1f; \
+  p = p * m + 2.0000714765e-1f; \
+  p = p * m - 2.4999993993e-1f; \
+  p = p * m + 3.3333331174e-1f
+static inline __attribute__((always_inline)) float loom_logf(float x) {
+  union { float f; int32_t i; } u = {x};
+  const int32_t sub = u.i < 0x00800000;
+  u.f = loom_self(sub, x * 8388608.0f, x);
+  const int32_t e = ((u.i >> 23) & 0xff) - 126 - (-sub & 23);
+  u.i = (u.i & 0x007fffff) | 0x3f000000;
+  const int32_t lo = u.f < 0.707106781186547524f;
+  const float ef = (float)(e - lo);
+  const float m = loom_self(lo, u.f + u.f, u.f) - 1.0f;
+  const float z = m * m;
+  float p = 7.0376836292e-2f;
+  LOOM_LOGF_POLY(p, m);
+  float r = m + ((p * m * z + ef * -2.12194440e-4f) - 0.5f * z);
+  r = r + ef * 0.693359375f;
+  r = loom_self(x == __builtin_inff(), x, r);
+  r = loom_self(x == 0.0f, -__builtin_inff(), r);
+  return loom_self((x < 0.0f) | (x != x), __builtin_nanf(""), r);
+}
+/* tanh for float, branch-free: |x| < 0.625 by Cephes' tanhf polynomial
+   x + x s P(s), s = x^2; otherwise 1 - 2 / (exp(2|x|) + 1) with x's sign.
+   Within 1.31 ulp of the exact result; +-1 at +-inf, NaN for NaN. */
+#define LOOM_TANHF_POLY(p, s)    \
+  p = p * s + 2.06390887954e-2f; \
+  p = p * s - 5.37397155531e-2f; \
+  p = p * s + 1.33314422036e-1f; \
+  p = p * s - 3.33332819422e-1f
+static inline __attribute__((always_inline)) float loom_tanhf(float x) {
+  union { float f; int32_t i; } a = {x};
+  const int32_t sign = a.i & (int32_t)0x80000000;
+  a.i &= 0x7fffffff;
+  const float s = x * x;
+  float p = -5.70498872745e-3f;
+  LOOM_TANHF_POLY(p, s);
+  union { float f; int32_t i; } big = {1.0f - 2.0f / (loom_expf(a.f + a.f) + 1.0f)};
+  big.i |= sign;
+  return loom_self(a.f < 0.625f, p * s * x + x, big.f);
+}
 static inline double loom_maxd(double a, double b) { return (a != a || a > b) ? a : b; }
 static inline double loom_mind(double a, double b) { return (a != a || a < b) ? a : b; }
 static inline int64_t loom_ipow(int64_t a, int64_t b) {
@@ -238,6 +288,11 @@ static inline int64_t loom_ipow(int64_t a, int64_t b) {
 }
 )") + c_vector_prelude();
   return s;
+}
+
+std::vector<std::string> c_flags() {
+  return {"-O2",      "-fno-tree-loop-vectorize", "-fno-tree-slp-vectorize", "-march=native", "-mprefer-vector-width=512",
+          "-fwrapv",  "-ffp-contract=off",        "-fno-math-errno",         "-std=gnu11"};
 }
 
 }  // namespace loom::renderer

@@ -3,6 +3,7 @@
 // where [start, end) is the slice of the outermost loop this call runs.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "codegen/linearize.h"
 
@@ -11,5 +12,23 @@ namespace loom::renderer {
 std::string render_c(const codegen::Program &p);
 // Shared helpers (half conversions, NaN-propagating max/min, integer pow).
 const std::string &c_prelude();
+
+// The C compiler flags the source needs (GCC or Clang, gnu11).
+// No auto-vectorization: kernels vectorize only where the vectorize pass
+// says (codegen/vectorize.h: explicit vector types, 512 bits wide where the
+// machine has AVX-512, -mprefer-vector-width=512), because GCC 12.2's
+// vectorizers miscompile kernels here:
+//  - -fno-tree-loop-vectorize: the loop vectorizer, a reduction over a loop
+//    nest whose index runs backwards (a flipped view summed: every element
+//    read once, the sum comes out wrong; correct at -O1, at -O3, and with
+//    this flag);
+//  - -fno-tree-slp-vectorize: the block vectorizer, an unrolled group of
+//    float -> double -> float roundings (an SGD step on float32 parameters
+//    with double scalars: about 8% of the elements 1 ulp off, correct at -O0
+//    and with this flag; KernelOpt.FloatDoubleRoundingsInAGroupAreTheHostsBits),
+//    which drifted a training run from torch's.
+// Floats as written (no contraction into FMAs), wrapping integer overflow, no
+// errno from math functions.
+std::vector<std::string> c_flags();
 
 }  // namespace loom::renderer

@@ -52,6 +52,8 @@ std::string expression(R &r, const UOpRef &u, int64_t w) {
     case Op::Min: return call("loom_vminf");
     case Op::Exp: return call("loom_vexpf");
     case Op::Erf: return call("loom_verff");
+    case Op::Log: return call("loom_vlogf");
+    case Op::Tanh: return call("loom_vtanhf");
     case Op::Where: return call("loom_vsel");
     case Op::CmpLt: return infix("<");
     case Op::CmpLe: return infix("<=");
@@ -139,6 +141,32 @@ static inline loom_v$Wf loom_verff$W(loom_v$Wf x) {
   LOOM_ERFC_POLY(q, t);
   const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - t * loom_vexpf$W(q - s)) | sign);
   return loom_vsel$W(a < 1.0f, x * p, big);
+}
+static inline loom_v$Wf loom_vlogf$W(loom_v$Wf x) {
+  const loom_v$Wi sub = (loom_v$Wi)x < 0x00800000;
+  loom_v$Wf v = loom_vsel$W(sub, x * 8388608.0f, x);
+  const loom_v$Wi e = (((loom_v$Wi)v >> 23) & 0xff) - 126 - (sub & 23);
+  v = (loom_v$Wf)(((loom_v$Wi)v & 0x007fffff) | 0x3f000000);
+  const loom_v$Wi lo = v < 0.707106781186547524f;
+  const loom_v$Wf ef = __builtin_convertvector(e + lo, loom_v$Wf);
+  const loom_v$Wf m = loom_vsel$W(lo, v + v, v) - 1.0f;
+  const loom_v$Wf z = m * m;
+  loom_v$Wf p = loom_splat$Wf(7.0376836292e-2f);
+  LOOM_LOGF_POLY(p, m);
+  loom_v$Wf r = m + ((p * m * z + ef * -2.12194440e-4f) - 0.5f * z);
+  r = r + ef * 0.693359375f;
+  r = loom_vsel$W(x == __builtin_inff(), x, r);
+  r = loom_vsel$W(x == 0.0f, loom_splat$Wf(-__builtin_inff()), r);
+  return loom_vsel$W((x < 0.0f) | (x != x), loom_splat$Wf(__builtin_nanf("")), r);
+}
+static inline loom_v$Wf loom_vtanhf$W(loom_v$Wf x) {
+  const loom_v$Wi sign = (loom_v$Wi)x & (int32_t)0x80000000;
+  const loom_v$Wf a = (loom_v$Wf)((loom_v$Wi)x & 0x7fffffff);
+  const loom_v$Wf s = x * x;
+  loom_v$Wf p = loom_splat$Wf(-5.70498872745e-3f);
+  LOOM_TANHF_POLY(p, s);
+  const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - 2.0f / (loom_vexpf$W(a + a) + 1.0f)) | sign);
+  return loom_vsel$W(a < 0.625f, p * s * x + x, big);
 }
 )";
   std::string out;

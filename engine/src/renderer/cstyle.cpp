@@ -14,6 +14,12 @@ std::string math(R &r, const UOpRef &u, const char *fname) {
   const bool dbl = u->dtype == DType::Float64;
   return r.rounded(u->dtype, std::string(fname) + (dbl ? "" : "f") + "(" + r.operand(u, 0) + ")");
 }
+// float64: libm's; the float types: the prelude's branch-free (vectorizable)
+// loom_<fname>f.
+std::string prelude_math(R &r, const UOpRef &u, const char *fname) {
+  if (u->dtype == DType::Float64) return math(r, u, fname);
+  return r.rounded(u->dtype, "loom_" + std::string(fname) + "f(" + r.operand(u, 0) + ")");
+}
 // acc = acc (op) value: a REDUCE or SCAN's accumulate step.
 std::string accumulate(R &r, const UOpRef &u) {
   const std::string a = r.name_of(u);
@@ -188,18 +194,14 @@ const R::Table &R::expression_rules() {
          return is_float(u->dtype) ? std::string(u->dtype == DType::Float64 ? "fabs(" : "fabsf(") + x + ")"
                                    : r.wrapped(u->dtype, "(" + x + " < 0 ? -" + x + " : " + x + ")");
        }},
-      {Op::Exp, [](R &r, const UOpRef &u) {  // float: the prelude's vectorizable exp
-         return u->dtype == DType::Float64 ? math(r, u, "exp") : r.rounded(u->dtype, "loom_expf(" + r.operand(u, 0) + ")");
-       }},
-      {Op::Log, [](R &r, const UOpRef &u) { return math(r, u, "log"); }},
+      {Op::Exp, [](R &r, const UOpRef &u) { return prelude_math(r, u, "exp"); }},
+      {Op::Log, [](R &r, const UOpRef &u) { return prelude_math(r, u, "log"); }},
       {Op::Sqrt, [](R &r, const UOpRef &u) { return math(r, u, "sqrt"); }},
       {Op::Floor, [](R &r, const UOpRef &u) { return math(r, u, "floor"); }},
       {Op::Sin, [](R &r, const UOpRef &u) { return math(r, u, "sin"); }},
       {Op::Cos, [](R &r, const UOpRef &u) { return math(r, u, "cos"); }},
-      {Op::Tanh, [](R &r, const UOpRef &u) { return math(r, u, "tanh"); }},
-      {Op::Erf, [](R &r, const UOpRef &u) {  // float: the prelude's vectorizable erf
-         return u->dtype == DType::Float64 ? math(r, u, "erf") : r.rounded(u->dtype, "loom_erff(" + r.operand(u, 0) + ")");
-       }},
+      {Op::Tanh, [](R &r, const UOpRef &u) { return prelude_math(r, u, "tanh"); }},
+      {Op::Erf, [](R &r, const UOpRef &u) { return prelude_math(r, u, "erf"); }},
       {Op::Recip, [](R &r, const UOpRef &u) {
          return r.rounded(u->dtype, std::string(u->dtype == DType::Float64 ? "(1.0 / " : "(1.0f / ") + r.operand(u, 0) + ")");
        }},

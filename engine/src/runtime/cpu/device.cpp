@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "renderer/c_renderer.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/buffer_pool.h"
 #include "runtime/cpu/cpu.h"
@@ -23,22 +24,16 @@ namespace {
 
 using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
 
-// No auto-vectorization: kernels vectorize only where the vectorize pass
-// says (codegen/vectorize.h: explicit vector types, 512 bits wide where the
-// machine has AVX-512, -mprefer-vector-width=512), because GCC 12.2's
-// vectorizers miscompile kernels here:
-//  - -fno-tree-loop-vectorize: the loop vectorizer, a reduction over a loop
-//    nest whose index runs backwards (a flipped view summed: every element
-//    read once, the sum comes out wrong; correct at -O1, at -O3, and with
-//    this flag);
-//  - -fno-tree-slp-vectorize: the block vectorizer, an unrolled group of
-//    float -> double -> float roundings (an SGD step on float32 parameters
-//    with double scalars: about 8% of the elements 1 ulp off, correct at -O0
-//    and with this flag; KernelOpt.FloatDoubleRoundingsInAGroupAreTheHostsBits),
-//    which drifted a training run from torch's.
-const std::vector<std::string> kFlags = {"-O2", "-fno-tree-loop-vectorize", "-fno-tree-slp-vectorize", "-march=native",
-                                         "-mprefer-vector-width=512", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off",
-                                         "-fno-math-errno", "-std=gnu11"};
+// The flags the C renderer's source needs (renderer/c_renderer.h), to build a
+// shared object.
+const std::vector<std::string> &flags() {
+  static const std::vector<std::string> f = [] {
+    std::vector<std::string> v = renderer::c_flags();
+    v.insert(v.end(), {"-fPIC", "-shared"});
+    return v;
+  }();
+  return f;
+}
 const char *kCompiler = "cc";
 
 // The compiler's identity (version and target), part of every cache key.
@@ -123,7 +118,7 @@ void build(const Entry &e) {
     if (!f) throw Error("cannot write kernel source " + tmp + ".c");
   }
   std::vector<std::string> argv{kCompiler};
-  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), flags().begin(), flags().end());
   argv.insert(argv.end(), {"-o", tmp + ".so", tmp + ".c", "-lm"});
   ProcessResult r = run_process(argv);
   std::error_code ec;
@@ -185,10 +180,10 @@ class CpuDevice : public Device {
 
  private:
   static Entry entry(const KernelSource &k) {
-    std::string flags;
-    for (const auto &f : kFlags) flags += f + " ";
+    std::string flag_text;
+    for (const auto &f : flags()) flag_text += f + " ";
     Entry e;
-    e.key = hash_hex(flags + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
+    e.key = hash_hex(flag_text + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
     e.path = cache_dir() + "/" + e.key + ".so";
     e.source = k.source;
     return e;
