@@ -328,12 +328,15 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
   Lowerer l;
   l.fold_short = fold_short;
   if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
-  const Shape &shape = store->arg_as<shape::ShapeTracker>().shape();
+  const shape::ShapeTracker &st = store->arg_as<shape::ShapeTracker>();
+  const Shape &shape = st.shape();
   LoweredKernel k;
   auto group = output_indices(l, shape, up, k.out_ranges);
   const UOpRef yes = UOp::const_int(1, DType::Bool);
+  // Row-major, or in the order a permuted tracker gives (the block pass's).
+  auto at = [&](const std::vector<UOpRef> &idx) { return st.contiguous() ? ravel(idx, shape) : view_index(st, idx).first; };
   auto store_at = [&](const std::vector<UOpRef> &idx) {
-    return UOp::make(Op::Store, DType::Bool, {store->src[0], ravel(idx, shape), l.eval(store->src[1], idx, yes)});
+    return UOp::make(Op::Store, DType::Bool, {store->src[0], at(idx), l.eval(store->src[1], idx, yes)});
   };
   if (!up.empty()) {
     l.share_reduce_ranges = true;
@@ -368,7 +371,7 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
     }
   }
   UOpRef value = l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool));
-  UOpRef out = UOp::make(Op::Store, DType::Bool, {store->src[0], ravel(idx, shape), value});
+  UOpRef out = UOp::make(Op::Store, DType::Bool, {store->src[0], at(idx), value});
   k.sink = UOp::make(Op::Sink, DType::Bool, {out});
   return k;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "codegen/block.h"
 #include "codegen/merge_axes.h"
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
@@ -52,14 +53,14 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
 
 }  // namespace
 
-UOpRef prepared(const UOpRef &ast) { return no_opt() ? ast : merge_axes(ast); }
+UOpRef prepared(const UOpRef &ast) { return no_opt() ? ast : block_columns(merge_axes(ast)); }
 
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
                        const Upcast *forced) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
   const UOpRef kernel = prepared(ast);
-  if (kernel != ast) log_pass(name, "merge axes", kernel->str());
+  if (kernel != ast) log_pass(name, "merge axes, block", kernel->str());
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel);
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
   LoweredKernel lowered = lower(kernel, up, !no_opt());

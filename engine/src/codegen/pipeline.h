@@ -3,6 +3,9 @@
 //   merge axes adjacent axes every view reads as one become one (output
 //              axes of elementwise kernels, reduced axes of reductions);
 //              skipped under LOOM_NOOPT=1
+//   block      a matmul-shaped reduction too large for L2 runs its output
+//              columns in blocks, outermost (block.h); skipped under
+//              LOOM_NOOPT=1
 //   optimize   which output axes an iteration computes several elements of
 //              (upcast groups and tiles); skipped under LOOM_NOOPT=1
 //   lower      views -> index expressions over loop variables (RANGE, LOAD,
@@ -22,8 +25,8 @@
 
 namespace loom::codegen {
 
-// The kernel as the optimize pass sees it: the merge pass's result (the AST
-// itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
+// The kernel as the optimize pass sees it: the merge and block passes' result
+// (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
 UOpRef prepared(const UOpRef &ast);
 
 // buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when

@@ -163,5 +163,30 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
 }
 
+// The block pass (codegen/block.h): a generated GEMM whose second operand is
+// larger than L2 runs 64-column blocks outermost (split across the threads),
+// each element still summing its products in k order: the plain loop's bits.
+TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsValues) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: no blocks";
+  testing::ExternGemm generated(false);
+  const int64_t m = 16, k = 512, n = 1024;  // B: 2 MiB
+  Tensor a = Tensor::randn({m, k}).realize(), b = Tensor::randn({k, n}).realize();
+  const Tensor c = a.matmul(b);
+  const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({c.uop()}));
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].global_size, n / 64);
+  EXPECT_TRUE(items[0].parallel);
+  // A B of half the size stays in the plain order: rows of 8 outermost.
+  Tensor small = Tensor::randn({k, n / 2}).realize();
+  EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
+  const std::vector<float> av = float_values(a), bv = float_values(b), cv = float_values(c);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float acc = 0;
+      for (int64_t x = 0; x < k; x++) acc = acc + av[static_cast<size_t>(i * k + x)] * bv[static_cast<size_t>(x * n + j)];
+      ASSERT_EQ(cv[static_cast<size_t>(i * n + j)], acc) << i << ", " << j;
+    }
+}
+
 }  // namespace
 }  // namespace loom

@@ -41,6 +41,8 @@ void release(void *p, size_t mapped) {
   munmap(p, mapped);
 }
 
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 }  // namespace
 
 std::shared_ptr<void> allocate_buffer(size_t bytes) {
@@ -74,6 +76,10 @@ std::shared_ptr<void> allocate_buffer(size_t bytes) {
       p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) out_of_memory(bytes);
     }
+    // Huge pages where the system gives them on request: a kernel striding
+    // through a large operand (a matmul's k rows) would otherwise miss the
+    // TLB on every row. Advice only: ignored where unsupported.
+    if (mapped >= kHugePageBytes) madvise(p, mapped, MADV_HUGEPAGE);
   }
   return std::shared_ptr<void>(p, [mapped](void *q) { release(q, mapped); });
 }
