@@ -137,6 +137,7 @@ int main(int argc, char **argv) {
       {"clone", 2 * mib64, 0, 1, 0, [&] { a.mul(1.0).realize(); }},
       {"sum_dim1", mib64, 0, 1, 0, [&] { sq.sum({1}).realize(); }},
       {"sum_dim0", mib64, 0, 1, 0, [&] { sq.sum({0}).realize(); }},
+      {"sum_all", mib64, 0, 1, 0, [&] { sq.sum().realize(); }},
   };
   for (int64_t m : {512, 1024, 2048})
     work.push_back({"matmul" + std::to_string(m), 0, 2.0 * m * m * m, 0.95, 0.5,

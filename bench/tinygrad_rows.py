@@ -18,7 +18,7 @@
 # Checked with tinygrad a9069c177a9da9cca18593edf55acd2e6073cca6 (2026-08-22).
 #
 # Workloads (same names and shapes as loom-bench-table): chain, neg, clone,
-# sum_dim1, sum_dim0, matmul512/1024/2048, conv_fwd, conv_fwdbwd, hlb64,
+# sum_dim1, sum_dim0, sum_all, matmul512/1024/2048, conv_fwd, conv_fwdbwd, hlb64,
 # hlb256. Not here: the `index` rows (tinygrad's gather and index_select
 # lower to one-hot compares and reductions, O(n^2) work at these sizes).
 # By default every call runs eagerly (scheduling included, as loom's rows
@@ -120,10 +120,11 @@ def make_workloads(small, wanted):
     work["chain"] = (lambda a, b, c: ((a * b + c).relu() * 0.5).exp().sub(a).sigmoid().realize(), (a, b, c))
     work["neg"] = (lambda a: (-a).realize(), (a,))
     work["clone"] = (lambda a: a.clone().realize(), (a,))  # a copy kernel into a new buffer
-  if want("sum_dim1") or want("sum_dim0"):
+  if want("sum_dim1") or want("sum_dim0") or want("sum_all"):
     sq = randn(side, side)
     work["sum_dim1"] = (lambda s: s.sum(1).realize(), (sq,))
     work["sum_dim0"] = (lambda s: s.sum(0).realize(), (sq,))
+    work["sum_all"] = (lambda s: s.sum().realize(), (sq,))
   for name, m in mm.items():
     if want(f"matmul{name}"):
       work[f"matmul{name}"] = (lambda p, q: (p @ q).realize(), (randn(m, m), randn(m, m)))
@@ -139,7 +140,7 @@ def make_workloads(small, wanted):
   for batch in (64, 256):
     if want(f"hlb{batch}"):
       work[f"hlb{batch}"] = hlb_step_fn(batch // 16 if small else batch, hlb_widths, hlb_size)
-  order = ["chain", "neg", "clone", "sum_dim1", "sum_dim0", "matmul512", "matmul1024", "matmul2048",
+  order = ["chain", "neg", "clone", "sum_dim1", "sum_dim0", "sum_all", "matmul512", "matmul1024", "matmul2048",
            "conv_fwd", "conv_fwdbwd", "hlb64", "hlb256"]
   return [(k, work[k]) for k in order if k in work and want(k)]
 
@@ -151,7 +152,7 @@ def main():
   ap.add_argument("--jit", action="store_true", help="wrap each workload in TinyJit")
   ap.add_argument("workloads", nargs="*", help="names to run (default: all; hlb256 takes long)")
   args = ap.parse_args()
-  known = {"chain", "neg", "clone", "sum_dim1", "sum_dim0", "matmul512", "matmul1024", "matmul2048",
+  known = {"chain", "neg", "clone", "sum_dim1", "sum_dim0", "sum_all", "matmul512", "matmul1024", "matmul2048",
            "conv_fwd", "conv_fwdbwd", "hlb64", "hlb256"}
   if unknown := [w for w in args.workloads if w not in known]:
     sys.exit(f"unknown workload(s): {' '.join(unknown)}; known: {' '.join(sorted(known))}")

@@ -47,6 +47,7 @@ std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<
         {"clone", [&] { (void)a.clone(); }},
         {"sum_dim1", [&] { (void)sq.sum(1); }},
         {"sum_dim0", [&] { (void)sq.sum(0); }},
+        {"sum_all", [&] { (void)sq.sum(); }},
         {"matmul512", [&] { (void)at::matmul(mats[512].first, mats[512].second); }},
         {"matmul1024", [&] { (void)at::matmul(mats[1024].first, mats[1024].second); }},
         {"matmul2048", [&] { (void)at::matmul(mats[2048].first, mats[2048].second); }},

@@ -46,7 +46,7 @@ std::vector<OpTiming> time_torch_ops(int runs, int threads);
 // builds the same computation on the same shapes):
 //   "chain"       sigmoid(exp(relu(a*b+c)*0.5) - a), a, b, c of 2^24 float32
 //   "neg"         a.neg()                 "clone"   a.clone()
-//   "sum_dim1"    x.sum(1), x 4096^2      "sum_dim0" x.sum(0)
+//   "sum_dim1"    x.sum(1), x 4096^2      "sum_dim0" x.sum(0)      "sum_all" x.sum()
 //   "matmul512", "matmul1024", "matmul2048"   square float32 matmul
 //   "conv_fwd"    conv2d(x (64,64,16,16), w (256,64,3,3), padding 1)
 //   "conv_fwdbwd" the same, then the gradients for x and w of its output
