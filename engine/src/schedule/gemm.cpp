@@ -106,18 +106,11 @@ Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
 // GEMM-shaped reduction.
 Split analyze(const UOpRef &ast) {
   Split split(ast);
+  const UOpRef r = only_reduction(ast);
+  if (!r) return split;
   const UOpRef &store = ast->src[0];
-  if (ast->src.size() != 1 || !std::holds_alternative<ShapeTracker>(store->arg)) return split;
   const UOpRef &value = store->src[1];
-  UOpRef r;
-  for (auto &u : uop::toposort(value)) {
-    if (u->op == Op::Scan || u->op == Op::Sort) return split;
-    if (u->op == Op::ReduceAxis) {
-      if (r) return split;
-      r = u;
-    }
-  }
-  if (!r || r->arg_as<uop::ReduceArg>().op != Op::Add || r->dtype != DType::Float32) return split;
+  if (r->arg_as<uop::ReduceArg>().op != Op::Add || r->dtype != DType::Float32) return split;
   const UOpRef &mul = r->src[0];
   if (mul->op != Op::Mul || mul->dtype != DType::Float32) return split;
   const Shape &s = uop::shape_of(mul);

@@ -21,6 +21,20 @@ int64_t Split::add_scratch(DType dt, int64_t elements) {
   return static_cast<int64_t>(slots + scratch.size() - 1);
 }
 
+UOpRef only_reduction(const UOpRef &ast) {
+  const UOpRef &store = ast->src[0];
+  if (ast->src.size() != 1 || !std::holds_alternative<shape::ShapeTracker>(store->arg)) return nullptr;
+  UOpRef r;
+  for (auto &u : uop::toposort(store->src[1])) {
+    if (u->op == Op::Scan || u->op == Op::Sort) return nullptr;
+    if (u->op == Op::ReduceAxis) {
+      if (r) return nullptr;
+      r = u;
+    }
+  }
+  return r;
+}
+
 UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
                std::unordered_map<const UOp *, UOpRef> &memo) {
   if (auto it = memo.find(u.get()); it != memo.end()) return it->second;

@@ -34,6 +34,10 @@ struct Split {
   int64_t add_scratch(DType dt, int64_t elements);
 };
 
+// The one REDUCE_AXIS of a kernel that stores one value through a row-major
+// tracker, with no scan or sort; null for any other kernel.
+UOpRef only_reduction(const UOpRef &ast);
+
 // Rebuilds `u` with each node for which `leaf` gives a replacement replaced
 // (its sources not visited).
 UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,

@@ -38,18 +38,11 @@ bool plain_operand(const UOpRef &x) {
 
 Split analyze(const UOpRef &ast) {
   Split split(ast);
+  const UOpRef r = only_reduction(ast);
+  if (!r) return split;
   const UOpRef &store = ast->src[0];
-  if (ast->src.size() != 1 || !std::holds_alternative<ShapeTracker>(store->arg)) return split;
   const UOpRef &value = store->src[1];
-  UOpRef r;
-  for (auto &u : uop::toposort(value)) {
-    if (u->op == Op::Scan || u->op == Op::Sort) return split;
-    if (u->op == Op::ReduceAxis) {
-      if (r) return split;
-      r = u;
-    }
-  }
-  if (!r || !splittable(r->dtype)) return split;
+  if (!splittable(r->dtype)) return split;
   const auto &ra = r->arg_as<uop::ReduceArg>();
   if (ra.op != Op::Add && ra.op != Op::Max && ra.op != Op::Min) return split;
   const UOpRef &x = r->src[0];
