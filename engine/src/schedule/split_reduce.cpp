@@ -44,7 +44,7 @@ Split analyze(const UOpRef &ast) {
   const UOpRef &value = store->src[1];
   if (!splittable(r->dtype)) return split;
   const auto &ra = r->arg_as<uop::ReduceArg>();
-  if (ra.op != Op::Add && ra.op != Op::Max && ra.op != Op::Min) return split;
+  if ((ra.op != Op::Add && ra.op != Op::Max && ra.op != Op::Min) || ra.axes.empty()) return split;
   const UOpRef &x = r->src[0];
   const Shape &s = uop::shape_of(x);
   const int64_t outputs = shape::prod(uop::shape_of(r)), total = shape::prod(s);
@@ -57,7 +57,7 @@ Split analyze(const UOpRef &ast) {
   // keeps L interleaved partials (a vector of accumulators over consecutive
   // elements). Chunks: the reduced axis cut into the most (up to kPartials
   // per output, each at least kMinChunk long) keeps one partial per chunk.
-  const int64_t lane_axis = ra.axes.back(), length = total / outputs;
+  const int64_t lane_axis = *std::max_element(ra.axes.begin(), ra.axes.end()), length = total / outputs;
   const auto la = static_cast<size_t>(lane_axis);
   int64_t lanes = 1;
   if (std::all_of(s.begin() + lane_axis + 1, s.end(), [](int64_t n) { return n == 1; }))
