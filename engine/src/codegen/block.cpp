@@ -1,7 +1,6 @@
 #include "codegen/block.h"
 
 #include <algorithm>
-#include <functional>
 #include <numeric>
 #include <unordered_map>
 
@@ -65,8 +64,9 @@ UOpRef block_columns(const UOpRef &ast) {
   const UOpRef &x = r->src[0];
   const Shape &s = uop::shape_of(x);
   const std::vector<int64_t> &axes = r->arg_as<uop::ReduceArg>().axes;
+  if (s.empty()) return ast;
   const size_t inner = s.size() - 1;
-  if (s.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(inner)) != axes.end()) return ast;
+  if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(inner)) != axes.end()) return ast;
   int64_t reduced = 1;
   for (int64_t a : axes) reduced *= s[static_cast<size_t>(a)];
   const int64_t n = s[inner];
@@ -75,24 +75,16 @@ UOpRef block_columns(const UOpRef &ast) {
     return ast;
 
   std::unordered_map<const UOp *, UOpRef> memo;
-  std::function<UOpRef(const UOpRef &)> rebuild = [&](const UOpRef &u) -> UOpRef {
-    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-    UOpRef b;
-    if (u->op == Op::View) {
-      b = UOp::make(Op::View, u->dtype, {u->src[0]}, blocked(u->arg_as<ShapeTracker>(), s));
-    } else if (u->src.empty()) {
-      b = u;
-    } else {
-      std::vector<UOpRef> src;
-      for (auto &c : u->src) src.push_back(rebuild(c));
-      b = u->with_src(std::move(src));
-    }
-    memo[u.get()] = b;
-    return b;
-  };
+  const UOpRef blocked_x = uop::replace_nodes(
+      x,
+      [&](const UOpRef &u) -> UOpRef {
+        return u->op == Op::View ? UOp::make(Op::View, u->dtype, {u->src[0]}, blocked(u->arg_as<ShapeTracker>(), s))
+                                 : nullptr;
+      },
+      memo);
   std::vector<int64_t> moved;  // a reduced axis a (inner to it) moves to a + 1
   for (int64_t a : axes) moved.push_back(a + 1);
-  const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {rebuild(x)}, uop::ReduceArg{Op::Add, moved});
+  const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {blocked_x}, uop::ReduceArg{Op::Add, moved});
   // The store walks the loops' order and writes each element where the
   // row-major output has it.
   const Shape &rs = uop::shape_of(r);

@@ -237,7 +237,7 @@ Split analyze(const UOpRef &ast) {
     to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
   const ShapeTracker read_back = ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r));
   std::unordered_map<const UOp *, UOpRef> memo;
-  const UOpRef epilogue = replace(
+  const UOpRef epilogue = uop::replace_nodes(
       value,
       [&](const UOpRef &u) -> UOpRef {
         return u == r ? UOp::make(Op::View, DType::Float32, {global(DType::Float32, c_ref)}, read_back) : nullptr;

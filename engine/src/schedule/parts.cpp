@@ -35,19 +35,6 @@ UOpRef only_reduction(const UOpRef &ast) {
   return r;
 }
 
-UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
-               std::unordered_map<const UOp *, UOpRef> &memo) {
-  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-  UOpRef r = leaf(u);
-  if (!r) {
-    std::vector<UOpRef> src;
-    for (auto &s : u->src) src.push_back(replace(s, leaf, memo));
-    r = src == u->src ? u : u->with_src(std::move(src));
-  }
-  memo[u.get()] = r;
-  return r;
-}
-
 UOpRef global(DType dt, int64_t slot) { return UOp::make(Op::DefineGlobal, dt, {}, slot); }
 
 std::string dims_name(const char *prefix, const std::vector<int64_t> &dims) {
@@ -74,7 +61,7 @@ Part make_part(const UOpRef &value, int64_t out, DType out_dtype, const shape::S
     part.refs.push_back(r);
   }
   std::unordered_map<const UOp *, UOpRef> memo;
-  UOpRef v = replace(
+  UOpRef v = uop::replace_nodes(
       value,
       [&](const UOpRef &u) -> UOpRef {
         return u->op == Op::DefineGlobal ? global(u->dtype, slot_of.at(u->arg_as<int64_t>())) : nullptr;

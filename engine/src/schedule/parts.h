@@ -38,11 +38,6 @@ struct Split {
 // tracker, with no scan or sort; null for any other kernel.
 UOpRef only_reduction(const UOpRef &ast);
 
-// Rebuilds `u` with each node for which `leaf` gives a replacement replaced
-// (its sources not visited).
-UOpRef replace(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
-               std::unordered_map<const uop::UOp *, UOpRef> &memo);
-
 UOpRef global(DType dt, int64_t slot);
 // prefix_d0_d1_... (prefix_0d for none), as the scheduler names kernels
 std::string dims_name(const char *prefix, const std::vector<int64_t> &dims);

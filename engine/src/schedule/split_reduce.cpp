@@ -49,15 +49,15 @@ Split analyze(const UOpRef &ast) {
   const Shape &s = uop::shape_of(x);
   const int64_t outputs = shape::prod(uop::shape_of(r)), total = shape::prod(s);
   const int64_t min_length = g_min_length.load(), min_chunk = min_length > 0 ? kMinChunk : 1;
-  if (outputs == 0 || (min_length > 0 && outputs >= kSplitOutputs) || total / outputs < min_length ||
-      !plain_operand(x))
-    return split;
+  if (outputs == 0) return split;
+  const int64_t length = total / outputs;  // elements folded into each output
+  if ((min_length > 0 && outputs >= kSplitOutputs) || length < min_length || !plain_operand(x)) return split;
 
   // Lanes: the innermost reduced axis, when it is the input's innermost,
   // keeps L interleaved partials (a vector of accumulators over consecutive
   // elements). Chunks: the reduced axis cut into the most (up to kPartials
   // per output, each at least kMinChunk long) keeps one partial per chunk.
-  const int64_t lane_axis = *std::max_element(ra.axes.begin(), ra.axes.end()), length = total / outputs;
+  const int64_t lane_axis = *std::max_element(ra.axes.begin(), ra.axes.end());
   const auto la = static_cast<size_t>(lane_axis);
   int64_t lanes = 1;
   if (std::all_of(s.begin() + lane_axis + 1, s.end(), [](int64_t n) { return n == 1; }))
@@ -100,7 +100,7 @@ Split analyze(const UOpRef &ast) {
     }
   }
   std::unordered_map<const UOp *, UOpRef> memo;
-  const UOpRef chunked = replace(
+  const UOpRef chunked = uop::replace_nodes(
       x,
       [&](const UOpRef &u) -> UOpRef {
         return u->op == Op::View ? UOp::make(Op::View, u->dtype, {u->src[0]}, u->arg_as<ShapeTracker>().reshape(split_shape))
@@ -119,7 +119,7 @@ Split analyze(const UOpRef &ast) {
   const UOpRef whole = UOp::make(Op::View, r->dtype, {folded},
                                  ShapeTracker::from_shape(uop::shape_of(folded)).reshape(uop::shape_of(r)));
   memo.clear();
-  const UOpRef rest = replace(value, [&](const UOpRef &u) -> UOpRef { return u == r ? whole : nullptr; }, memo);
+  const UOpRef rest = uop::replace_nodes(value, [&](const UOpRef &u) -> UOpRef { return u == r ? whole : nullptr; }, memo);
   const ShapeTracker &out = store->arg_as<ShapeTracker>();
   split.parts.push_back(make_part(rest, 0, store->src[0]->dtype, out, ""));
   return split;

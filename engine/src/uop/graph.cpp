@@ -108,6 +108,19 @@ UOpRef broadcast_const(UOpRef c, DType dtype, const Shape &shape) {
 }
 }  // namespace
 
+UOpRef replace_nodes(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
+                     std::unordered_map<const UOp *, UOpRef> &memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  UOpRef r = leaf(u);
+  if (!r) {
+    std::vector<UOpRef> src;
+    for (auto &s : u->src) src.push_back(replace_nodes(s, leaf, memo));
+    r = src == u->src ? u : u->with_src(std::move(src));
+  }
+  memo[u.get()] = r;
+  return r;
+}
+
 UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
   return broadcast_const(UOp::const_(dtype, value), dtype, shape);
 }

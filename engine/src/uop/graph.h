@@ -1,6 +1,9 @@
 // UOp-graph helpers: shapes of graph nodes and view construction (views over
 // views compose into one VIEW node). Shared by the Tensor ops and the scheduler.
 #pragma once
+#include <functional>
+#include <unordered_map>
+
 #include "uop/uop.h"
 
 namespace loom::uop {
@@ -23,6 +26,11 @@ UOpRef copy_point(const UOpRef &u);
 // The BUFFER node when u is a whole buffer read row-major (the buffer itself,
 // or a contiguous view covering all of it); nullptr otherwise.
 const UOp *whole_buffer(const UOp *u);
+// `u` rebuilt with each node for which `leaf` gives a replacement replaced
+// (a replaced node's sources are not visited); a node with nothing replaced
+// below it stays itself. `memo` maps nodes already rebuilt.
+UOpRef replace_nodes(const UOpRef &u, const std::function<UOpRef(const UOpRef &)> &leaf,
+                     std::unordered_map<const UOp *, UOpRef> &memo);
 // A constant broadcast to `shape`.
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
 // An integer constant exactly (int64 values past 2^53 do not survive a double).
