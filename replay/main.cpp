@@ -3,11 +3,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "corpus.h"
+#include "engine/realize.h"
 #include "op_table.h"
+#include "renderer/cuda_renderer.h"
+#include "runtime/cuda/nvrtc.h"
 #include "snapshot.h"
 
 namespace fs = std::filesystem;
@@ -20,6 +25,8 @@ const char *kUsage =
     "       loom-replay check  [--dir DIR]   compare with DIR; print diffs; exit 1 on any difference\n"
     "       loom-replay update [--dir DIR]   print the differences, then rewrite DIR\n"
     "       loom-replay coverage             exit 1 if an op-table entry has no program\n"
+    "       loom-replay nvrtc [--arch A,B]   compile every kernel's CUDA source with NVRTC (default\n"
+    "                                        sm_80,sm_90); exit 1 on any failure, 77 without NVRTC\n"
     "DIR defaults to the checked-in replay/snapshots.\n";
 
 std::string read_file(const fs::path &p) {
@@ -100,6 +107,67 @@ int coverage() {
   return missing ? 1 : 0;
 }
 
+// Every distinct CUDA kernel of the corpus, compiled for each architecture.
+int nvrtc(const std::vector<std::string> &archs) {
+  namespace cuda = loom::runtime::cuda;
+  if (!cuda::nvrtc_missing().empty()) {
+    std::printf("replay nvrtc: skipped: %s\n", cuda::nvrtc_missing().c_str());
+    return 77;
+  }
+  std::vector<std::pair<std::string, std::string>> units;  // (where, translation unit)
+  std::set<std::string> seen;
+  size_t kernels = 0;
+  for (const Program &p : corpus()) {
+    std::vector<loom::uop::UOpRef> outs;
+    try {
+      for (const loom::Tensor &t : p.build()) outs.push_back(t.contiguous().uop());
+    } catch (const loom::Error &) {
+      continue;  // a program whose building raises has no kernels (its snapshot records the error)
+    }
+    const auto ks = loom::engine::render(outs);
+    for (size_t i = 0; i < ks.size(); i++) {
+      kernels++;
+      std::string unit = loom::renderer::cuda_prelude() + ks[i].cuda_source;
+      if (seen.insert(unit).second) units.push_back({p.name + " kernel " + std::to_string(i), std::move(unit)});
+    }
+  }
+  std::mutex mu;
+  size_t next = 0, failed = 0;
+  auto work = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (next >= units.size() * archs.size()) return;
+        i = next++;
+      }
+      const auto &[where, unit] = units[i / archs.size()];
+      const std::string &arch = archs[i % archs.size()];
+      const cuda::NvrtcResult r = cuda::nvrtc_compile(unit, "kernel.cu", arch);
+      if (r.ok && r.cubin.empty()) throw std::runtime_error("NVRTC returned no cubin for " + where);
+      if (r.ok) continue;
+      std::lock_guard<std::mutex> l(mu);
+      failed++;
+      std::cout << "NVRTC failed (" << arch << "): " << where << "\n" << r.log << "\n" << unit.substr(loom::renderer::cuda_prelude().size()) << "\n";
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); t++) threads.emplace_back(work);
+  work();
+  for (auto &t : threads) t.join();
+  std::printf("replay nvrtc: NVRTC %s, %zu kernels, %zu distinct, %zu architectures: %zu failed\n",
+              cuda::nvrtc_version().c_str(), kernels, units.size(), archs.size(), failed);
+  return failed ? 1 : 0;
+}
+
+std::vector<std::string> split_commas(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string a; std::getline(ss, a, ',');)
+    if (!a.empty()) out.push_back(a);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -109,9 +177,11 @@ int main(int argc, char **argv) {
   }
   std::string cmd = argv[1];
   fs::path dir = fs::path(LOOM_SOURCE_DIR) / "replay" / "snapshots";
+  std::vector<std::string> archs{"sm_80", "sm_90"};
   for (int i = 2; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
+    else if (a == "--arch" && i + 1 < argc) archs = split_commas(argv[++i]);
     else {
       std::cerr << "loom-replay: unknown argument '" << a << "'\n" << kUsage;
       return 2;
@@ -124,6 +194,7 @@ int main(int argc, char **argv) {
       compare(dir);
       record(dir);
     } else if (cmd == "coverage") return coverage();
+    else if (cmd == "nvrtc") return nvrtc(archs);
     else {
       std::cerr << kUsage;
       return 2;

@@ -234,6 +234,14 @@ class Tensor {
   void check_in_place(const std::vector<Tensor> &operands) const;
   int64_t version() const;  // bumped by every in-place update
 
+  // ---- devices. A process computes on one device, the one LOOM_DEVICE names
+  // (CPU by default, or CUDA), and every tensor lives there.
+  std::string device() const;  // "cpu" or "cuda", as torch names them
+  // This tensor when `device` ("cpu", "cuda", "cuda:0") is where it lives;
+  // otherwise raises, naming the device the process runs on and, when the
+  // asked one cannot be used here, what is missing.
+  Tensor to(const std::string &device) const;
+
   // ---- realization
   Tensor contiguous() const;
   Tensor &realize();

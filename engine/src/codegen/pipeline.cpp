@@ -53,19 +53,23 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
 
 }  // namespace
 
-UOpRef prepared(const UOpRef &ast) { return no_opt() ? ast : block_columns(merge_axes(ast)); }
+UOpRef prepared(const UOpRef &ast, const Target &t) {
+  if (no_opt()) return ast;
+  const UOpRef merged = merge_axes(ast);
+  return t.block ? block_columns(merged) : merged;
+}
 
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
-                       const Upcast *forced) {
+                       const Upcast *forced, const Target &t) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  const UOpRef kernel = prepared(ast);
+  const UOpRef kernel = prepared(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", kernel->str());
-  const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel);
+  const Upcast up = forced ? *forced : no_opt() || !t.upcast ? Upcast{} : optimize(kernel);
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
   LoweredKernel lowered = lower(kernel, up, !no_opt());
   log_pass(name, "lower", lowered.sink->str());
-  if (!no_opt()) {
+  if (!no_opt() && t.vectorize) {
     lowered = vectorize(lowered, up);
     log_pass(name, "vectorize", lowered.sink->str());
   }

@@ -25,14 +25,23 @@
 
 namespace loom::codegen {
 
+// What a device's kernels may use, the passes' parameters per target (the C
+// target: everything; CUDA: renderer/cuda_renderer.h). Under LOOM_NOOPT=1
+// every optional pass is off whatever the target says.
+struct Target {
+  bool block = true;      // the block pass (CPU cache blocking)
+  bool upcast = true;     // the optimize pass's groups and tiles
+  bool vectorize = true;  // vector UOps (the C target's GCC vector types)
+};
+
 // The kernel as the optimize pass sees it: the merge and block passes' result
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
-UOpRef prepared(const UOpRef &ast);
+UOpRef prepared(const UOpRef &ast, const Target &t = {});
 
 // buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when
 // given, replaces the optimize pass's choice (LOOM_BEAM's candidates, over
 // prepared(ast)).
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
-                       const Upcast *up = nullptr);
+                       const Upcast *up = nullptr, const Target &t = {});
 
 }  // namespace loom::codegen

@@ -11,7 +11,6 @@
 #include "codegen/optimize.h"
 #include "codegen/pipeline.h"
 #include "engine/realize.h"
-#include "renderer/c_renderer.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 
@@ -114,8 +113,8 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
   std::vector<codegen::Program> programs;
   std::vector<runtime::KernelSource> sources;
   for (const codegen::Upcast &up : candidates) {
-    programs.push_back(codegen::compile_kernel(item.ast, item.name, dtypes, &up));
-    sources.push_back({item.name, renderer::c_prelude() + renderer::render_c(programs.back())});
+    programs.push_back(codegen::compile_kernel(item.ast, item.name, dtypes, &up, dev.target()));
+    sources.push_back(dev.source(programs.back()));
   }
   auto time_all = [&](size_t from, size_t to, std::vector<double> &ms) {
     runtime::CompileStats cs;

@@ -150,6 +150,7 @@ TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
 }
 
 TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "OpenBLAS is the CPU device's extern GEMM";
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   std::string why;
   if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
@@ -167,6 +168,7 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
 // larger than L2 runs 64-column blocks outermost (split across the threads),
 // each element still summing its products in k order: the plain loop's bits.
 TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsValues) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "the block pass is the CPU target's";
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: no blocks";
   testing::ExternGemm generated(false);
   const int64_t m = 16, k = 512, n = 1024;  // B: 2 MiB

@@ -17,6 +17,7 @@
 #include "engine/beam.h"
 #include "engine/capture.h"
 #include "renderer/c_renderer.h"
+#include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
 #include "schedule/gemm.h"
 #include "schedule/schedule.h"
@@ -86,11 +87,11 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
   const std::vector<DType> dtypes = buf_dtypes(item);
+  runtime::Device &dev = runtime::default_device();
   if (g_extern.load())
-    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast))
-      k->compiled = runtime::default_device().extern_gemm(*g);
-  const std::optional<codegen::Upcast> up = k->compiled ? std::nullopt : beam_upcast(item, dtypes);
-  k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr);
+    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast)) k->compiled = dev.extern_gemm(*g);
+  const std::optional<codegen::Upcast> up = k->compiled || !dev.target().upcast ? std::nullopt : beam_upcast(item, dtypes);
+  k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
   return k;
 }
 
@@ -119,9 +120,8 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
       slot = lower_item(item);
       if (!slot->compiled) {  // an extern kernel has its program already
         fresh.push_back(slot);
-        const std::string source = renderer::render_c(slot->program);
-        if (debug_level() >= 3) std::cerr << source;
-        sources.push_back({slot->program.name, renderer::c_prelude() + source});
+        sources.push_back(runtime::default_device().source(slot->program));
+        if (debug_level() >= 3) std::cerr << sources.back().source.substr(sources.back().body);
       }
     }
     slot->last_use = ++cache.clock;
@@ -210,18 +210,25 @@ const void *host_address(uop::Buffer &buf) {
   return runtime::default_device().host_addressable() ? buffer_data(buf) : nullptr;
 }
 
+const char *device_name() { return runtime::default_device().name(); }
+std::string device_missing(const std::string &name) { return runtime::device_missing(name); }
+
 std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   std::vector<std::string> out;
-  for (auto &k : render(outputs))
-    out.push_back(runtime::default_device().cache_file({k.name, renderer::c_prelude() + k.c_source}));
+  runtime::Device &dev = runtime::default_device();
+  for (auto &item : schedule::create_schedule(outputs).items)
+    out.push_back(dev.cache_file(dev.source(codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, dev.target()))));
   return out;
 }
 
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {
-    codegen::Program p = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
-    out.push_back({item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p)});
+    const codegen::Program p = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
+    const renderer::CudaKernel cuda = renderer::render_cuda(
+        codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
+    out.push_back({item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
+                   cuda.blocks, cuda.threads});
   }
   return out;
 }

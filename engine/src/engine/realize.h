@@ -39,11 +39,18 @@ int64_t run(const std::vector<ExecItem> &items);
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs);
 
 // What realize would compile, without running anything: per kernel, in
-// schedule order, its name, AST, linearized program and source.
+// schedule order, its name, AST, linearized program and source for the C
+// target, and its CUDA source and launch (blocks of threads).
 struct RenderedKernel {
-  std::string name, ast, linear, c_source;
+  std::string name, ast, linear, c_source, cuda_source;
+  int64_t cuda_blocks = 1, cuda_threads = 1;
 };
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
+
+// The device kernels run on (LOOM_DEVICE), and why `name` ("CPU", "CUDA")
+// cannot be used in this process ("" when it can).
+const char *device_name();
+std::string device_missing(const std::string &name);
 
 RunStats &stats();
 int debug_level();  // LOOM_DEBUG, read once

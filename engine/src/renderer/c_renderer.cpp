@@ -3,9 +3,6 @@
 // where [start, end) is the slice of the outermost loop this call runs.
 #include "renderer/c_renderer.h"
 
-#include <cmath>
-#include <cstdio>
-
 #include "renderer/c_library.h"
 #include "renderer/c_vector.h"
 #include "renderer/cstyle.h"
@@ -14,51 +11,9 @@ namespace loom::renderer {
 
 namespace {
 
-bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
-
 class CRenderer : public CStyleRenderer {
  public:
-  const char *reg_type(DType d) const override {
-    switch (d) {
-      case DType::Bool: return "_Bool";
-      case DType::UInt8: return "uint8_t";
-      case DType::Int8: return "int8_t";
-      case DType::Int16: return "int16_t";
-      case DType::Int32: return "int32_t";
-      case DType::Int64: return "int64_t";
-      case DType::Float16: case DType::BFloat16: case DType::Float32: return "float";
-      case DType::Float64: return "double";
-    }
-    return "?";
-  }
-
-  const char *mem_type(DType d) const override {
-    if (d == DType::Bool) return "uint8_t";
-    if (is_half(d)) return "uint16_t";
-    return reg_type(d);
-  }
-
-  std::string render_const(const UOpRef &c) const override {
-    DType d = c->dtype;
-    if (!is_float(d)) {
-      int64_t v = std::get<int64_t>(c->arg);
-      if (d == DType::Bool) return v ? "1" : "0";
-      if (d == DType::Int64) return v == INT64_MIN ? "INT64_MIN" : "(int64_t)" + std::to_string(v) + "LL";
-      return "(" + std::string(reg_type(d)) + ")" + std::to_string(v);
-    }
-    double v = c->const_value();
-    if (d == DType::Float16) v = half_bits_to_float(float_to_half_bits(static_cast<float>(v)));
-    if (d == DType::BFloat16) v = bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
-    bool dbl = d == DType::Float64;
-    if (std::isnan(v)) return dbl ? "(double)NAN" : "NAN";
-    if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (dbl ? "(double)INFINITY" : "INFINITY");
-    char buf[64];
-    if (dbl) std::snprintf(buf, sizeof buf, "%.17g", v);
-    else std::snprintf(buf, sizeof buf, "%.9gf", static_cast<double>(static_cast<float>(v)));
-    std::string s = buf;
-    if (s.find_first_of(".eEn") == std::string::npos) s.insert(dbl ? s.size() : s.size() - 1, ".0");
-    return "(" + s + ")";
-  }
+  const char *reg_type(DType d) const override { return d == DType::Bool ? "_Bool" : CStyleRenderer::reg_type(d); }
 
   std::string header() override {
     const codegen::Program &p = program();
@@ -75,18 +30,6 @@ class CRenderer : public CStyleRenderer {
     if (range == program().global_range) return "for (int64_t " + r + " = start; " + r + " < end; " + r + "++) {";
     return "for (int64_t " + r + " = 0; " + r + " < " + std::to_string(static_cast<int64_t>(range->src[0]->const_value())) +
            "; " + r + "++) {";
-  }
-
-  std::string load(DType d, const std::string &ptr) const override {
-    if (d == DType::Float16) return "loom_h2f(" + ptr + ")";
-    if (d == DType::BFloat16) return "loom_bf2f(" + ptr + ")";
-    return d == DType::Bool ? "(_Bool)" + ptr : ptr;
-  }
-
-  std::string store(DType d, const std::string &v) const override {
-    if (d == DType::Float16) return "loom_f2h(" + v + ")";
-    if (d == DType::BFloat16) return "loom_f2bf(" + v + ")";
-    return v;
   }
 
   std::string vector_statement(const UOpRef &u) override { return c_vector_statement(*this, u); }

@@ -1,5 +1,8 @@
 #include "renderer/cstyle.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include "codegen/vectorize.h"
 #include "loom/error.h"
 
@@ -29,6 +32,60 @@ std::string infix(R &r, const UOpRef &u, const char *op) {
   return "(" + r.operand(u, 0) + " " + op + " " + r.operand(u, 1) + ")";
 }
 }  // namespace
+
+const char *R::reg_type(DType d) const {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8_t";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Float16: case DType::BFloat16: case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+
+const char *R::mem_type(DType d) const {
+  if (d == DType::Bool) return "uint8_t";
+  if (is_half(d)) return "uint16_t";
+  return reg_type(d);
+}
+
+std::string R::render_const(const UOpRef &c) const {
+  DType d = c->dtype;
+  if (!is_float(d)) {
+    int64_t v = std::get<int64_t>(c->arg);
+    if (d == DType::Bool) return v ? "1" : "0";
+    if (d == DType::Int64) return v == INT64_MIN ? "INT64_MIN" : "(int64_t)" + std::to_string(v) + "LL";
+    return "(" + std::string(reg_type(d)) + ")" + std::to_string(v);
+  }
+  double v = c->const_value();
+  if (d == DType::Float16) v = half_bits_to_float(float_to_half_bits(static_cast<float>(v)));
+  if (d == DType::BFloat16) v = bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
+  bool dbl = d == DType::Float64;
+  if (std::isnan(v)) return dbl ? "(double)NAN" : "NAN";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (dbl ? "(double)INFINITY" : "INFINITY");
+  char buf[64];
+  if (dbl) std::snprintf(buf, sizeof buf, "%.17g", v);
+  else std::snprintf(buf, sizeof buf, "%.9gf", static_cast<double>(static_cast<float>(v)));
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s.insert(dbl ? s.size() : s.size() - 1, ".0");
+  return "(" + s + ")";
+}
+
+std::string R::load(DType d, const std::string &ptr) const {
+  if (d == DType::Float16) return "loom_h2f(" + ptr + ")";
+  if (d == DType::BFloat16) return "loom_bf2f(" + ptr + ")";
+  return d == DType::Bool ? "(" + std::string(reg_type(d)) + ")" + ptr : ptr;
+}
+
+std::string R::store(DType d, const std::string &v) const {
+  if (d == DType::Float16) return "loom_f2h(" + v + ")";
+  if (d == DType::BFloat16) return "loom_f2bf(" + v + ")";
+  return v;
+}
 
 std::string R::name_of(const UOpRef &u) {
   if (u->op == Op::Const) return render_const(u);
@@ -63,7 +120,8 @@ std::string R::render(const codegen::Program &p) {
     const std::string s = codegen::lanes(*u) > 1 || u->op == Op::Gep ? vector_statement(u)
                           : it != statements().end()               ? it->second(*this, u)
                                                                    : statements().at(Op::Sink)(*this, u);
-    os_ << std::string(2 * depth, ' ') << s << "\n";
+    std::istringstream lines(s);
+    for (std::string line; std::getline(lines, line);) os_ << std::string(2 * depth, ' ') << line << "\n";
     if (u->op == Op::Range) depth++;
   }
   os_ << "}\n";
@@ -83,7 +141,7 @@ std::string R::rounded(DType d, const std::string &e) const {
 
 std::string R::wrapped(DType d, const std::string &e) const {
   if (is_float(d)) return rounded(d, e);
-  if (d == DType::Bool) return "(_Bool)(" + e + ")";
+  if (d == DType::Bool) return "(" + std::string(reg_type(d)) + ")(" + e + ")";
   return "(" + std::string(reg_type(d)) + ")(" + e + ")";
 }
 

@@ -38,14 +38,17 @@ class CStyleRenderer {
   std::string combine(Op op, DType d, const std::string &a, const std::string &b, bool round) const;
   std::string acc_identity(const UOpRef &fold) const;
 
-  // ---- the target
-  virtual const char *reg_type(DType d) const = 0;  // a value in registers (halves compute as float)
-  virtual const char *mem_type(DType d) const = 0;  // an element in memory
-  virtual std::string render_const(const UOpRef &c) const = 0;
+  // ---- the target. The defaults are the C family's spelling: <stdint.h>
+  // names, halves as 16-bit integers in memory converted by the prelude's
+  // loom_h2f / loom_f2h (bfloat16: loom_bf2f / loom_f2bf), math.h's
+  // NAN and INFINITY.
+  virtual const char *reg_type(DType d) const;  // a value in registers (halves compute as float)
+  virtual const char *mem_type(DType d) const;  // an element in memory
+  virtual std::string render_const(const UOpRef &c) const;
   virtual std::string header() = 0;                                  // signature and buffer bindings
   virtual std::string loop(const UOpRef &range, const std::string &var) = 0;  // "for (...) {"
-  virtual std::string load(DType d, const std::string &ptr) const = 0;        // memory -> register
-  virtual std::string store(DType d, const std::string &v) const = 0;         // register -> memory
+  virtual std::string load(DType d, const std::string &ptr) const;   // memory -> register
+  virtual std::string store(DType d, const std::string &v) const;    // register -> memory
   virtual std::string buffer(int64_t slot) const { return "data" + std::to_string(slot); }
   // A vector UOp (codegen/vectorize.h) or a GEP: a target without vectors has none.
   virtual std::string vector_statement(const UOpRef &u);

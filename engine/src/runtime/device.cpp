@@ -5,6 +5,10 @@
 
 #include "loom/error.h"
 #include "runtime/cpu/cpu.h"
+#include "runtime/cuda/cuda.h"
+#include "runtime/cuda/driver.h"
+#include "runtime/cuda/emulator.h"
+#include "runtime/cuda/nvrtc.h"
 
 namespace loom::runtime {
 
@@ -13,9 +17,18 @@ Device &default_device() {
     const char *e = std::getenv("LOOM_DEVICE");
     const std::string name = e && *e ? e : "CPU";
     if (name == "CPU") return cpu::device();
-    throw Error("LOOM_DEVICE=" + name + ": unknown or unavailable device (available: CPU)");
+    if (name == "CUDA") return cuda::device();  // throws, saying what is missing, where CUDA cannot run
+    if (name == "CUDA_EMULATOR") return cuda::emulator();
+    throw Error("LOOM_DEVICE=" + name + ": unknown device (available: CPU, CUDA, CUDA_EMULATOR)");
   }();
   return d;
+}
+
+std::string device_missing(const std::string &name) {
+  if (name == "CPU") return "";
+  if (name != "CUDA") return "no device named " + name + " (available: CPU, CUDA)";
+  const std::string &driver = cuda::driver_missing();
+  return driver.empty() ? cuda::nvrtc_missing() : driver;
 }
 
 }  // namespace loom::runtime

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/linearize.h"
+#include "codegen/pipeline.h"
 #include "schedule/gemm.h"
 
 namespace loom::runtime {
@@ -25,6 +27,10 @@ class Program {
 struct KernelSource {
   std::string name;    // the function the source defines
   std::string source;  // a whole translation unit
+  size_t body = 0;     // where the kernel's own text starts (after the target's prelude)
+  // A GPU launch: `blocks` blocks of `threads` threads each (0 on a device
+  // that splits the outermost loop's global_size itself, as the CPU does).
+  int64_t blocks = 0, threads = 0;
 };
 
 struct CompileStats {
@@ -36,6 +42,10 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const char *name() const = 0;
+  // How kernels are generated for it: the codegen passes' parameters, and the
+  // renderer's whole translation unit for one linearized program.
+  virtual codegen::Target target() const { return {}; }
+  virtual KernelSource source(const codegen::Program &p) const = 0;
   // Memory for `bytes` bytes, freed when the last owner drops it. Contents are
   // unspecified: every kernel writes each element of its output.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
@@ -56,7 +66,10 @@ class Device {
   virtual std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &) { return nullptr; }
 };
 
-// The device LOOM_DEVICE names (default CPU).
+// The device LOOM_DEVICE names (default CPU). Raises, naming what is missing,
+// when that device cannot be used here.
 Device &default_device();
+// Why the device `name` ("CPU", "CUDA") cannot be used here; "" when it can.
+std::string device_missing(const std::string &name);
 
 }  // namespace loom::runtime

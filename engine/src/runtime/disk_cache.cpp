@@ -5,12 +5,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <thread>
 
 #include "loom/error.h"
 
@@ -48,6 +53,62 @@ std::string hash_hex(const std::string &s) {
 std::string unique_temp_path(const std::string &final_path) {
   static std::atomic<int64_t> seq{0};
   return final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(seq++);
+}
+
+namespace {
+
+constexpr size_t kTrailer = 4 + 32 + 32 + 16 + 4;
+
+}  // namespace
+
+std::string cache_trailer(const std::string &key, const std::string &object) {
+  char size[17];
+  std::snprintf(size, sizeof size, "%016llx", static_cast<unsigned long long>(object.size()));
+  return "LOOM" + key + hash_hex(object) + size + "END\n";
+}
+
+std::optional<std::string> read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::optional<std::string> read_cache_object(const std::string &path, const std::string &key) {
+  auto bytes = read_file(path);
+  if (!bytes || bytes->size() < kTrailer) return std::nullopt;
+  const size_t size = bytes->size() - kTrailer;
+  if (bytes->compare(size, kTrailer, cache_trailer(key, bytes->substr(0, size))) != 0) return std::nullopt;
+  bytes->resize(size);
+  return bytes;
+}
+
+void build_parallel(const std::vector<size_t> &which, const std::function<void(size_t)> &build) {
+  if (which.empty()) return;
+  const size_t workers = std::min<size_t>(which.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::mutex mu;
+  size_t next = 0;
+  std::string error;
+  auto work = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (next >= which.size() || !error.empty()) return;
+        i = which[next++];
+      }
+      try {
+        build(i);
+      } catch (const std::exception &ex) {
+        std::lock_guard<std::mutex> l(mu);
+        if (error.empty()) error = ex.what();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  work();
+  for (auto &t : threads) t.join();
+  if (!error.empty()) throw InternalError(error);
 }
 
 ProcessResult run_process(const std::vector<std::string> &argv) {

@@ -4,6 +4,9 @@
 // filling the same cache never see a half-written entry; a reader that finds an
 // unusable entry deletes it and rebuilds.
 #pragma once
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,19 @@ const std::string &cache_dir();
 std::string hash_hex(const std::string &s);
 // A path in the cache directory no other process or thread uses.
 std::string unique_temp_path(const std::string &final_path);
+// Each cache file is the compiled object followed by a trailer
+//   "LOOM" key(32 hex) content-hash(32 hex) size(16 hex) "END\n"
+// checked before the object is used: a loader would crash on a truncated
+// object, and a file of another compiler or kernel must not be used.
+std::string cache_trailer(const std::string &key, const std::string &object);
+// The object stored at `path` without its trailer, when the file exists and
+// its trailer matches `key` and the object; nullopt otherwise.
+std::optional<std::string> read_cache_object(const std::string &path, const std::string &key);
+// The whole contents of a file; nullopt when it cannot be read.
+std::optional<std::string> read_file(const std::string &path);
+// Runs build(i) for each i in `which`, one worker per core; the first
+// exception's message is rethrown as InternalError once all workers stop.
+void build_parallel(const std::vector<size_t> &which, const std::function<void(size_t)> &build);
 // Output of running argv (stdout and stderr) and its exit status; no shell.
 struct ProcessResult {
   int status = -1;  // exit code, or -1 if the process could not run or was killed

@@ -1,6 +1,7 @@
 // Tensor: creation, properties and realization.
 #include "loom/tensor.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -164,6 +165,25 @@ Tensor Tensor::contiguous() const {
   if (contiguous_strides(shape(), strides())) return *this;
   return autograd::record("CloneBackward", {*this}, Tensor(UOp::make(Op::Contiguous, dtype(), {uop()})),
                           [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
+}
+
+std::string Tensor::device() const {
+  std::string d = engine::device_name();
+  for (char &c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return d;
+}
+
+Tensor Tensor::to(const std::string &device) const {
+  const std::string kind = device.substr(0, device.find(':'));
+  if (kind != "cpu" && kind != "cuda")
+    throw Error("to(): expected a device type cpu or cuda, got '" + device + "'");
+  if (kind == "cuda" && device != "cuda" && device != "cuda:0")
+    throw Error("to('" + device + "'): loom uses one GPU, cuda:0");
+  if (kind == this->device()) return *this;
+  std::string why = engine::device_missing(kind == "cuda" ? "CUDA" : "CPU");
+  throw Error("to('" + device + "'): this process computes on " + engine::device_name() +
+              " (LOOM_DEVICE) and tensors do not move between devices; run it with LOOM_DEVICE=" +
+              (kind == "cuda" ? "CUDA" : "CPU") + (why.empty() ? "" : " (" + why + ")"));
 }
 
 Tensor &Tensor::realize() {

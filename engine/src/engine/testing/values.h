@@ -2,8 +2,10 @@
 // kernel optimizations off in this run.
 #pragma once
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "engine/realize.h"
 #include "loom/tensor.h"
 
 namespace loom::testing {
@@ -19,5 +21,10 @@ inline bool no_opt() {
   const char *e = std::getenv("LOOM_NOOPT");
   return e && std::atoi(e) != 0;
 }
+
+// Whether kernels run on the CPU device (not LOOM_DEVICE=CUDA or
+// CUDA_EMULATOR): tests of its own machinery (OpenBLAS, the block pass, the
+// buffer pool, LOOM_BEAM) skip elsewhere.
+inline bool on_cpu() { return std::string(engine::device_name()) == "CPU"; }
 
 }  // namespace loom::testing

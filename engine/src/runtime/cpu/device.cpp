@@ -6,9 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 
 #include "loom/error.h"
@@ -69,36 +67,13 @@ struct Entry {
   std::string key, path, source;
 };
 
-// Each cache file is the shared object followed by a trailer
-//   "LOOM" key(32 hex) content-hash(32 hex) size(16 hex) "END\n"
-// checked before dlopen: the loader would crash on a truncated object, and a
-// file of another compiler or kernel must not be used.
-constexpr size_t kTrailer = 4 + 32 + 32 + 16 + 4;
-
-std::string trailer(const std::string &key, const std::string &object) {
-  char size[17];
-  std::snprintf(size, sizeof size, "%016llx", static_cast<unsigned long long>(object.size()));
-  return "LOOM" + key + hash_hex(object) + size + "END\n";
-}
-
-std::optional<std::string> read_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-bool intact(const Entry &e) {
-  const auto bytes = read_file(e.path);
-  if (!bytes || bytes->size() < kTrailer) return false;
-  const std::string object = bytes->substr(0, bytes->size() - kTrailer);
-  return bytes->compare(object.size(), kTrailer, trailer(e.key, object)) == 0;
-}
-
 // Loads a cached kernel; nullptr when there is none, or when the entry is
-// unusable (then it is deleted and *healed set).
+// unusable (then it is deleted and *healed set). Each cache file is the shared
+// object followed by the cache trailer (runtime/disk_cache.h), checked before
+// dlopen.
 std::shared_ptr<const Program> load(const Entry &e, const std::string &name, bool *healed) {
   if (!std::filesystem::exists(e.path)) return nullptr;
-  if (intact(e)) {
+  if (read_cache_object(e.path, e.key)) {
     if (void *h = dlopen(e.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       if (auto fn = reinterpret_cast<KernelFn>(dlsym(h, name.c_str()))) return std::make_shared<CpuProgram>(h, fn);
       dlclose(h);
@@ -130,7 +105,7 @@ void build(const Entry &e) {
   }
   {
     std::ofstream f(tmp + ".so", std::ios::binary | std::ios::app);
-    f << trailer(e.key, *object);
+    f << cache_trailer(e.key, *object);
     if (!f) throw Error("cannot write compiled kernel " + tmp + ".so");
   }
   std::filesystem::rename(tmp + ".so", e.path, ec);  // atomic: readers see the old file or the whole new one
@@ -143,6 +118,9 @@ void build(const Entry &e) {
 class CpuDevice : public Device {
  public:
   const char *name() const override { return "CPU"; }
+  KernelSource source(const codegen::Program &p) const override {
+    return {p.name, renderer::c_prelude() + renderer::render_c(p), renderer::c_prelude().size()};
+  }
 
   // Through the buffer pool (runtime/cpu/buffer_pool.h): large buffers are
   // mappings kept for reuse once freed; nothing is zeroed.
@@ -191,32 +169,7 @@ class CpuDevice : public Device {
 
   // One compiler process per core at a time.
   static void compile_parallel(const std::vector<Entry> &entries, const std::vector<size_t> &which) {
-    if (which.empty()) return;
-    const size_t workers = std::min<size_t>(which.size(), std::max(1u, std::thread::hardware_concurrency()));
-    std::mutex mu;
-    size_t next = 0;
-    std::string error;
-    auto work = [&] {
-      for (;;) {
-        size_t i;
-        {
-          std::lock_guard<std::mutex> l(mu);
-          if (next >= which.size() || !error.empty()) return;
-          i = which[next++];
-        }
-        try {
-          build(entries[i]);
-        } catch (const std::exception &ex) {
-          std::lock_guard<std::mutex> l(mu);
-          if (error.empty()) error = ex.what();
-        }
-      }
-    };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);
-    work();
-    for (auto &t : threads) t.join();
-    if (!error.empty()) throw InternalError(error);
+    build_parallel(which, [&](size_t i) { build(entries[i]); });
   }
 };
 

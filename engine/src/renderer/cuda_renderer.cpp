@@ -1,0 +1,322 @@
+// The CUDA target (cuda_renderer.h). Two launch shapes:
+//  - one thread per output element: the leading chain of output loops (the
+//    global loop and each output loop that is the whole body of the one
+//    before, after values only) is the thread index, split by division;
+//  - one block per output ("grouped"): a kernel with few outputs whose
+//    per-thread loops are all reductions runs each such loop strided over
+//    the block's threads, then folds the threads' accumulators (warp
+//    shuffles, then one partial per warp in shared memory, folded in warp
+//    order by every thread, so all hold the same total); thread 0 stores.
+#include "renderer/cuda_renderer.h"
+
+#include <set>
+
+#include "loom/error.h"
+#include "renderer/cstyle.h"
+#include "uop/graph.h"
+
+namespace loom::renderer {
+
+namespace {
+
+// The launch parameters: threads per block, and when a kernel is grouped.
+constexpr int64_t kThreads = 256;
+constexpr int64_t kGroupMaxOutputs = 4096;  // fewer outputs than this fill no GPU one thread each
+constexpr int64_t kGroupMinLength = 256;    // every per-thread reduction nest at least this long
+
+int64_t trip(const UOpRef &range) { return static_cast<int64_t>(range->src[0]->const_value()); }
+
+// The shape of one kernel's launch, read off its linearized program.
+struct Launch {
+  std::vector<UOpRef> threads;            // output loops that are the thread index, outermost first
+  std::set<const uop::UOp *> collapsed;   // their RANGE nodes
+  std::set<const uop::UOp *> strided;     // grouped: reduction loops strided over the block
+  int64_t outputs = 1;                    // product of the threads' loops
+  bool grouped = false;
+};
+
+// The index in `uops` of the ENDRANGE closing the RANGE at `open`.
+size_t end_of(const std::vector<UOpRef> &uops, size_t open) {
+  for (size_t i = open + 1; i < uops.size(); i++)
+    if (uops[i]->op == Op::EndRange && uops[i]->src[0] == uops[open]) return i;
+  LOOM_CHECK(false, "a loop without its end");
+  return 0;
+}
+
+Launch plan(const codegen::Program &p) {
+  Launch l;
+  const auto &u = p.uops;
+  std::set<const uop::UOp *> reduced;  // loops some reduction or scan folds over
+  bool scans = false;
+  for (const UOpRef &x : u) {
+    if (x->op == Op::Reduce)
+      for (size_t i = 1; i < x->src.size(); i++) reduced.insert(x->src[i].get());
+    scans |= x->op == Op::Scan;
+  }
+  size_t body = 0, end = u.size();  // the per-thread statements: [body, end)
+  if (p.global_range) {
+    size_t open = 0;
+    while (open < u.size() && u[open] != p.global_range) open++;
+    LOOM_CHECK(open < u.size(), "the global loop is not in the program");
+    for (;;) {
+      l.threads.push_back(u[open]);
+      l.collapsed.insert(u[open].get());
+      l.outputs *= trip(u[open]);
+      const size_t close = end_of(u, open);
+      body = open + 1, end = close;
+      size_t next = body;  // values only before an inner output loop that ends where this one does
+      while (next < close && u[next]->op != Op::Range && u[next]->op != Op::Store && u[next]->op != Op::DefineAcc) next++;
+      if (next == close || u[next]->op != Op::Range || reduced.count(u[next].get()) || scans) break;
+      if (end_of(u, next) + 1 != close) break;
+      open = next;
+    }
+  }
+  if (l.outputs > kGroupMaxOutputs || scans) return l;
+  std::vector<size_t> loops;
+  int depth = 0;
+  for (size_t i = body; i < end; i++) {
+    if (u[i]->op == Op::Range && depth++ == 0) loops.push_back(i);
+    if (u[i]->op == Op::EndRange) depth--;
+    if (u[i]->op == Op::Store && depth > 0) return l;  // a store inside a per-thread loop
+  }
+  if (loops.empty()) return l;
+  for (size_t i : loops) {  // the loop nest's length: a float sum's two levels count as one
+    int64_t length = 1;
+    for (size_t j = i, close = end_of(u, i); j < close; j++)
+      if (u[j]->op == Op::Range) length *= trip(u[j]);
+    if (!reduced.count(u[i].get()) || length < kGroupMinLength) return l;
+  }
+  for (const UOpRef &x : u)  // the accumulators' registers must shuffle
+    if (x->op == Op::DefineAcc) {
+      const DType d = x->src[0]->dtype;
+      if (d == DType::Bool || d == DType::UInt8 || d == DType::Int8 || d == DType::Int16) return l;
+    }
+  l.grouped = true;
+  for (size_t i : loops) l.strided.insert(u[i].get());
+  return l;
+}
+
+class CudaRenderer : public CStyleRenderer {
+ public:
+  explicit CudaRenderer(const codegen::Program &p) : launch_(plan(p)) {}
+  const Launch &launch() const { return launch_; }
+
+  std::string header() override {
+    const codegen::Program &p = program();
+    std::string h = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ") " + p.name + "(";
+    for (size_t i = 0; i < p.buf_dtypes.size(); i++)
+      h += std::string(i ? ", const " : "") + mem_type(p.buf_dtypes[i]) + " *__restrict__ data" + std::to_string(i);
+    h += ") {\n";
+    if (launch_.threads.empty()) return h;
+    if (launch_.grouped) {
+      h += "  const int64_t gid = blockIdx.x;\n";
+    } else {
+      h += "  const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n";
+      h += "  if (gid >= " + std::to_string(launch_.outputs) + ") return;\n";
+    }
+    int64_t inner = launch_.outputs;
+    for (size_t i = 0; i < launch_.threads.size(); i++) {
+      const int64_t n = trip(launch_.threads[i]);
+      inner /= n;
+      std::string e = inner == 1 ? "gid" : "(gid / " + std::to_string(inner) + ")";
+      if (i > 0) e += " % " + std::to_string(n);
+      h += "  const int64_t r" + std::to_string(launch_.threads[i]->arg_as<int64_t>()) + " = " + e + ";\n";
+    }
+    return h;
+  }
+
+  std::string loop(const UOpRef &range, const std::string &r) override {
+    const std::string n = std::to_string(trip(range));
+    if (launch_.strided.count(range.get()))
+      return "for (int64_t " + r + " = threadIdx.x; " + r + " < " + n + "; " + r + " += blockDim.x) {";
+    return "for (int64_t " + r + " = 0; " + r + " < " + n + "; " + r + "++) {";
+  }
+
+  int64_t threads() const { return launch_.grouped ? kThreads : launch_.threads.empty() ? 1 : kThreads; }
+  int64_t blocks() const {
+    if (launch_.grouped) return launch_.outputs;
+    return launch_.threads.empty() ? 1 : (launch_.outputs + kThreads - 1) / kThreads;
+  }
+
+ protected:
+  const Table &statements() const override {
+    static const Table t = [] {
+      Table s = statement_rules();
+      const Rule open = s.at(Op::Range), close = s.at(Op::EndRange), store = s.at(Op::Store);
+      s[Op::Range] = [open](CStyleRenderer &r, const UOpRef &u) {
+        const std::string text = open(r, u);  // binds the loop variable
+        return self(r).launch_.collapsed.count(u.get()) ? "// r" + std::to_string(u->arg_as<int64_t>()) + ": the thread index"
+                                                        : text;
+      };
+      s[Op::EndRange] = [close](CStyleRenderer &r, const UOpRef &u) {
+        CudaRenderer &c = self(r);
+        if (c.launch_.collapsed.count(u->src[0].get())) return std::string("// (thread index)");
+        std::string text = close(r, u);
+        if (c.launch_.strided.count(u->src[0].get())) text += c.fold_group(u->src[0]);
+        return text;
+      };
+      s[Op::Store] = [store](CStyleRenderer &r, const UOpRef &u) {
+        return self(r).launch_.grouped ? "if (threadIdx.x == 0) { " + store(r, u) + " }" : store(r, u);
+      };
+      return s;
+    }();
+    return t;
+  }
+
+ private:
+  static CudaRenderer &self(CStyleRenderer &r) { return static_cast<CudaRenderer &>(r); }
+
+  // After a strided loop: each accumulator folding over it becomes the
+  // block's total.
+  std::string fold_group(const UOpRef &range) {
+    std::string out;
+    for (const UOpRef &x : program().uops) {
+      if (x->op != Op::DefineAcc) continue;
+      const UOpRef &fold = x->src[0];
+      bool over = false;
+      for (size_t i = 1; i < fold->src.size(); i++) over |= fold->src[i] == range;
+      if (!over) continue;
+      const std::string acc = name_of(fold), t = reg_type(fold->dtype);
+      out += "\n" + acc + " = loom_group_fold(" + acc + ", [](" + t + " a, " + t + " b) { return " +
+             combine(fold->arg_as<uop::ReduceArg>().op, fold->dtype, "a", "b", false) + "; });";
+    }
+    return out;
+  }
+
+  Launch launch_;
+};
+
+// A stable sort per line, one thread per line: positions merge-sorted
+// bottom-up with the runs kept in the low and the high 32 bits of the
+// output's own elements (no scratch memory), NaN largest.
+std::string render_sort(const codegen::Program &p, const CStyleRenderer &types) {
+  const UOpRef &sort = p.library;
+  const DType dt = sort->src[0]->dtype;
+  const Shape &shape = uop::shape_of(sort);
+  const auto &ra = sort->arg_as<uop::ReduceArg>();
+  const auto axis = static_cast<size_t>(ra.axes.at(0));
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
+  LOOM_CHECK(shape[axis] < (int64_t{1} << 31), "a sorted line longer than 2^31");
+  const bool desc = ra.op == Op::Max;
+  const std::string before = is_float(dt) ? (desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))"
+                                                  : "((x) < (y) || ((y) != (y) && (x) == (x)))")
+                                          : (desc ? "((x) > (y))" : "((x) < (y))");
+  const std::string lines = std::to_string(trip(p.global_range));
+  const std::string key = types.load(dt, "in[base + (int64_t)(k) * inner]");
+  return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
+         ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " + p.name +
+         "(int64_t *__restrict__ out, const " + types.mem_type(dt) + " *__restrict__ in) {\n"
+         "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (line >= " + lines + ") return;\n"
+         "  const int64_t n = " + std::to_string(shape[axis]) + ", inner = " + std::to_string(inner) + ";\n"
+         "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
+         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
+         "  int h = 0;  // the half holding the current runs\n"
+         "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
+         "    for (int64_t lo = 0; lo < n; lo += 2 * w) {\n"
+         "      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"
+         "      int64_t i = lo, j = mid;\n"
+         "      for (int64_t t = lo; t < hi; t++) {\n"
+         "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
+         "        const uint64_t v = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
+         "        int64_t *e = &out[base + t * inner];\n"
+         "        *e = (int64_t)(((uint64_t)*e & (h ? 0xffffffff00000000ull : 0xffffffffull)) | (v << (32 * (h ^ 1))));\n"
+         "      }\n"
+         "    }\n"
+         "  }\n"
+         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = LOOM_RUN(k, h);\n"
+         "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
+}
+
+// What the kernels need of C's headers and the C prelude's helpers, under
+// the same names: fixed-width integers, NAN and INFINITY, half conversions
+// (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
+// max and min, integer pow; exp, log, tanh and erf are CUDA's.
+}  // namespace
+
+const std::string &cuda_prelude() {
+  static const std::string s = R"(typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INT8_MIN (-128)
+#define INT8_MAX 127
+#define UINT8_MAX 255
+#define INT16_MIN (-32768)
+#define INT16_MAX 32767
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT64_MAX 9223372036854775807LL
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#ifndef LOOM_CUDA_EMULATED
+__device__ __forceinline__ float loom_h2f(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ uint16_t loom_f2h(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#endif
+__device__ __forceinline__ float loom_bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
+__device__ __forceinline__ uint16_t loom_f2bf(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16);
+}
+__device__ __forceinline__ float loom_rh(float x) { return loom_h2f(loom_f2h(x)); }
+__device__ __forceinline__ float loom_rbf(float x) { return loom_bf2f(loom_f2bf(x)); }
+__device__ __forceinline__ float loom_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ float loom_minf(float a, float b) { return (a != a || a < b) ? a : b; }
+__device__ __forceinline__ double loom_maxd(double a, double b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ double loom_mind(double a, double b) { return (a != a || a < b) ? a : b; }
+__device__ __forceinline__ float loom_expf(float x) { return expf(x); }
+__device__ __forceinline__ float loom_logf(float x) { return logf(x); }
+__device__ __forceinline__ float loom_tanhf(float x) { return tanhf(x); }
+__device__ __forceinline__ float loom_erff(float x) { return erff(x); }
+__device__ inline int64_t loom_ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, x = (uint64_t)a;
+  while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
+  return (int64_t)r;
+}
+/* A block's fold of one value per thread, the same total in every thread:
+   each warp folds by shuffles, warp 0's lane 0 .. warp n's partials fold in
+   order from shared memory. */
+template <typename T, typename F>
+__device__ __forceinline__ T loom_group_fold(T v, F f) {
+  __shared__ T part[32];
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = part[0];
+  for (unsigned w = 1; w < (blockDim.x >> 5); w++) v = f(v, part[w]);
+  return v;
+}
+)";
+  return s;
+}
+
+CudaKernel render_cuda(const codegen::Program &p) {
+  CudaRenderer r(p);
+  if (p.library) {
+    LOOM_CHECK(p.library->op == Op::Sort, "unknown library kernel " + p.name);
+    const int64_t lines = trip(p.global_range);
+    return {render_sort(p, r), (lines + kThreads - 1) / kThreads, kThreads};
+  }
+  std::string body = r.render(p);
+  return {body, r.blocks(), r.threads()};
+}
+
+codegen::Target cuda_target() {
+  codegen::Target t;
+  t.block = false;      // the CPU's cache blocking
+  t.upcast = false;     // a thread per output element instead of a CPU core's groups
+  t.vectorize = false;  // no GCC vector types
+  return t;
+}
+
+}  // namespace loom::renderer

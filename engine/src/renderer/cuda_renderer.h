@@ -1,0 +1,28 @@
+// The CUDA target: the same linearized programs as the C target become
+//   extern "C" __global__ void <name>(T0 *data0, const T1 *data1, ...)
+// for NVRTC. The leading output loops become the thread index (one thread per
+// output element); a reduction with few outputs runs one block of threads
+// per output, folding their partial results by warp shuffles and shared
+// memory. Halves are 16-bit in memory and float in registers.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "codegen/linearize.h"
+#include "codegen/pipeline.h"
+
+namespace loom::renderer {
+
+struct CudaKernel {
+  std::string source;               // the kernel (cuda_prelude() + source is its translation unit)
+  int64_t blocks = 1, threads = 1;  // the launch: blocks of threads
+};
+CudaKernel render_cuda(const codegen::Program &p);
+// What every kernel needs before it: fixed-width integers, NAN and INFINITY,
+// the C prelude's helpers under the same names, the block fold.
+const std::string &cuda_prelude();
+
+// The codegen parameters of CUDA kernels.
+codegen::Target cuda_target();
+
+}  // namespace loom::renderer

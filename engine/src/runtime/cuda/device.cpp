@@ -1,0 +1,305 @@
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string_view>
+
+#include "loom/error.h"
+#include "renderer/cuda_renderer.h"
+#include "runtime/cuda/cuda.h"
+#include "runtime/cuda/driver.h"
+#include "runtime/cuda/nvrtc.h"
+#include "runtime/disk_cache.h"
+
+namespace loom::runtime::cuda {
+
+namespace {
+
+// Set by an exit handler: programs destroyed after it (static destruction)
+// leave their modules to the driver's own teardown.
+std::atomic<bool> exiting{false};
+
+CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+// The number of buffers a kernel takes. Every parameter of a loom kernel is
+// one buffer's pointer, so it is the number of parameters in the kernel's
+// signature: the list after "<name>(" on the first line starting with
+// extern "C" __global__ that names the kernel (no parameter type holds a comma
+// or a parenthesis). The engine passes exactly that many buffers, in order.
+size_t count_buffers(const KernelSource &k) {
+  constexpr std::string_view head = "extern \"C\" __global__";
+  const std::string call = " " + k.name + "(";
+  const std::string_view src = k.source;
+  for (size_t line = 0; line < src.size();) {
+    const size_t eol = std::min(src.find('\n', line), src.size());
+    const std::string_view text = src.substr(line, eol - line);
+    const size_t open = text.find(call);
+    if (text.starts_with(head) && open != std::string_view::npos) {
+      const size_t first = line + open + call.size(), close = src.find(')', first);
+      if (close == std::string_view::npos) break;
+      const std::string_view params = src.substr(first, close - first);
+      if (params.find_first_not_of(" \t\n") == std::string_view::npos || params == "void") return 0;
+      return 1 + static_cast<size_t>(std::count(params.begin(), params.end(), ','));
+    }
+    line = eol + 1;
+  }
+  throw InternalError("CUDA kernel " + k.name + ": no signature line (extern \"C\" __global__ ... " + k.name +
+                      "(...)) in its source:\n" + k.source);
+}
+
+class CudaProgram : public Program {
+ public:
+  CudaProgram(CUmodule module, CUfunction fn, const KernelSource &k, size_t buffers)
+      : module_(module), fn_(fn), blocks_(k.blocks), threads_(k.threads), buffers_(buffers) {}
+  ~CudaProgram() override {
+    if (exiting) return;
+    try {
+      bind_context();
+      driver().ModuleUnload(module_);  // nothing to do about a failure here
+    } catch (...) {
+    }
+  }
+
+  // Asynchronous: returns once the launch is queued. A device splits no work
+  // across host threads, so `parallel` is moot.
+  void launch(void **bufs, int64_t global_size, bool /*parallel*/) const override {
+    const int64_t blocks = blocks_ > 0 ? blocks_ : (global_size + threads_ - 1) / threads_;
+    if (blocks <= 0) return;  // an empty kernel
+    if (blocks > INT_MAX) throw Error("CUDA: kernel launch of " + std::to_string(blocks) + " blocks is too large");
+    std::array<void *, 32> few;
+    std::vector<void *> many(buffers_ > few.size() ? buffers_ : 0);
+    void **params = buffers_ > few.size() ? many.data() : few.data();
+    for (size_t i = 0; i < buffers_; ++i) params[i] = &bufs[i];  // each parameter's value is a device pointer
+    bind_context();
+    check(driver().LaunchKernel(fn_, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads_), 1, 1, 0,
+                                nullptr, params, nullptr),
+          "cuLaunchKernel");
+  }
+
+ private:
+  CUmodule module_;
+  CUfunction fn_;
+  int64_t blocks_, threads_;
+  size_t buffers_;
+};
+
+struct Entry {
+  std::string key, path;
+};
+
+// A program from a cubin image; nullptr (and *error set) when the driver
+// rejects it or it lacks the kernel.
+std::shared_ptr<const Program> load_module(const std::string &cubin, const KernelSource &k, CUresult *error) {
+  bind_context();
+  CUmodule module = nullptr;
+  if ((*error = driver().ModuleLoadData(&module, cubin.data())) != kCudaSuccess) return nullptr;
+  CUfunction fn = nullptr;
+  if ((*error = driver().ModuleGetFunction(&fn, module, k.name.c_str())) != kCudaSuccess) {
+    driver().ModuleUnload(module);
+    return nullptr;
+  }
+  return std::make_shared<CudaProgram>(module, fn, k, count_buffers(k));
+}
+
+// Loads a cached kernel; nullptr when there is none, or when the entry is
+// unusable (then it is deleted and *healed set). Each cache file is the cubin
+// followed by the cache trailer (runtime/disk_cache.h), checked before use.
+std::shared_ptr<const Program> load(const Entry &e, const KernelSource &k, bool *healed) {
+  if (!std::filesystem::exists(e.path)) return nullptr;
+  if (auto cubin = read_cache_object(e.path, e.key)) {
+    CUresult error = kCudaSuccess;
+    if (auto p = load_module(*cubin, k, &error)) return p;
+  }
+  std::error_code ec;
+  std::filesystem::remove(e.path, ec);  // corrupt, truncated or foreign: rebuild it
+  *healed = true;
+  return nullptr;
+}
+
+void build(const Entry &e, const KernelSource &k, const std::string &arch) {
+  const NvrtcResult r = nvrtc_compile(k.source, k.name + ".cu", arch);
+  if (!r.ok) throw InternalError("NVRTC failed to compile " + k.name + ":\n" + r.log + "\nsource:\n" + k.source);
+  const std::string tmp = unique_temp_path(e.path);
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << r.cubin << cache_trailer(e.key, r.cubin);
+    if (!f) throw Error("cannot write compiled kernel " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, e.path, ec);  // atomic: readers see the old file or the whole new one
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error("cannot move a compiled kernel into " + e.path);
+  }
+}
+
+// Device memory rounded up to a size class: multiples of 512 bytes below
+// 16 MiB, of 2 MiB above (at most 1/8 wasted), never less than 512 so a
+// zero-byte buffer is still a distinct pointer.
+size_t size_class(size_t bytes) {
+  constexpr size_t kSmall = 512, kLarge = size_t{2} << 20;
+  const size_t granule = bytes < 8 * kLarge ? kSmall : kLarge;
+  return bytes == 0 ? kSmall : (bytes + granule - 1) / granule * granule;
+}
+
+class CudaDevice : public Device {
+ public:
+  CudaDevice() : arch_(gpu().arch()) {
+    bind_context();
+    std::atexit([] { exiting = true; });
+  }
+
+  const char *name() const override { return "CUDA"; }
+  codegen::Target target() const override { return renderer::cuda_target(); }
+  KernelSource source(const codegen::Program &p) const override {
+    const renderer::CudaKernel k = renderer::render_cuda(p);
+    const std::string &prelude = renderer::cuda_prelude();
+    return {.name = p.name, .source = prelude + k.source, .body = prelude.size(), .blocks = k.blocks,
+            .threads = k.threads};
+  }
+
+  // A caching allocator: a freed block goes to a free list of its size class
+  // and is handed out again for that class. Reuse is safe without events
+  // because every launch and copy runs in order on the legacy default stream:
+  // work issued after the reuse runs after the previous owner's work.
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    const size_t size = size_class(bytes);
+    void *p = reinterpret_cast<void *>(take(size));
+    return std::shared_ptr<void>(p, [this, size](void *q) { give(dptr(q), size); });
+  }
+
+  void copy_in(void *dst, const void *host, size_t bytes) override {
+    if (bytes == 0) return;
+    bind_context();
+    check(driver().MemcpyHtoD(dptr(dst), host, bytes), "cuMemcpyHtoD");
+  }
+  void copy_out(void *host, const void *src, size_t bytes) override {
+    if (bytes == 0) return;
+    bind_context();
+    check(driver().MemcpyDtoH(host, dptr(src), bytes), "cuMemcpyDtoH");
+  }
+  void copy(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return;
+    bind_context();
+    check(driver().MemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
+  }
+
+  std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
+
+  std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
+                                                      CompileStats &stats) override {
+    std::vector<Entry> entries;
+    for (const auto &k : kernels) {
+      LOOM_CHECK(k.threads > 0, "CUDA kernel " + k.name + " has no threads per block");
+      entries.push_back(entry(k));
+    }
+    std::vector<std::shared_ptr<const Program>> out(kernels.size());
+    std::vector<size_t> misses;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      bool healed = false;
+      out[i] = load(entries[i], kernels[i], &healed);
+      stats.cache_healed += healed;
+      if (!out[i]) misses.push_back(i);
+    }
+    // NVRTC compiles are independent (no context needed); modules load here.
+    build_parallel(misses, [&](size_t i) { build(entries[i], kernels[i], arch_); });
+    for (size_t i : misses) {
+      const auto cubin = read_cache_object(entries[i].path, entries[i].key);
+      CUresult error = kCudaSuccess;
+      out[i] = cubin ? load_module(*cubin, kernels[i], &error) : nullptr;
+      if (!out[i])
+        throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it" +
+                            (cubin ? ": " + error_text(error) : std::string(": its cache file is gone")));
+      stats.compiled++;
+    }
+    return out;
+  }
+
+ private:
+  Entry entry(const KernelSource &k) const {
+    Entry e;
+    e.key = hash_hex("cuda\n" + nvrtc_version() + "\n" + arch_ + "\n" + k.name + "\n" + k.source);
+    e.path = cache_dir() + "/" + e.key + ".cubin";
+    return e;
+  }
+
+  CUdeviceptr take(size_t size) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (auto it = free_.find(size); it != free_.end() && !it->second.empty()) {
+        const CUdeviceptr p = it->second.back();
+        it->second.pop_back();
+        cached_ -= size;
+        return p;
+      }
+    }
+    bind_context();
+    CUdeviceptr p = 0;
+    CUresult r = driver().MemAlloc(&p, size);
+    if (r == kCudaErrorOutOfMemory) {  // the cache may hold what is missing: give it back and retry once
+      release_cache();
+      r = driver().MemAlloc(&p, size);
+    }
+    if (r == kCudaErrorOutOfMemory) {
+      size_t free = 0, total = 0;
+      driver().MemGetInfo(&free, &total);
+      throw Error("CUDA: out of memory allocating " + std::to_string(size) + " bytes on " + gpu().name + " (" +
+                  std::to_string(free >> 20) + " MiB free of " + std::to_string(total >> 20) + " MiB)");
+    }
+    check(r, "cuMemAlloc");
+    return p;
+  }
+
+  void give(CUdeviceptr p, size_t size) noexcept {
+    std::lock_guard<std::mutex> l(mu_);
+    try {
+      free_[size].push_back(p);
+      cached_ += size;
+    } catch (...) {  // no memory for the list: the block is lost, not reused early
+    }
+  }
+
+  // Frees every cached block, after the work that may still use them.
+  void release_cache() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (cached_ == 0) return;
+    driver().CtxSynchronize();
+    for (auto &[size, blocks] : free_)
+      for (CUdeviceptr p : blocks) driver().MemFree(p);
+    free_.clear();
+    cached_ = 0;
+  }
+
+  const std::string arch_;  // "sm_XY", the NVRTC target
+  std::mutex mu_;
+  std::map<size_t, std::vector<CUdeviceptr>> free_;  // size class -> free blocks
+  size_t cached_ = 0;                                // bytes in free_
+};
+
+// Why CUDA cannot be used, naming the missing piece; "" when it can.
+std::string unavailable() {
+  if (const std::string &why = driver_missing(); !why.empty()) return why;
+  const std::string &why = nvrtc_missing();
+  if (why.empty() || why.starts_with("CUDA")) return why;
+  return "CUDA: " + why;
+}
+
+}  // namespace
+
+Device &device() {
+  if (const std::string why = unavailable(); !why.empty()) throw Error(why);
+  static auto *d = new CudaDevice();  // leaked on purpose, like the CPU device: buffers may be freed at exit
+  return *d;
+}
+
+void synchronize() {
+  bind_context();
+  check(driver().CtxSynchronize(), "cuCtxSynchronize");
+}
+
+}  // namespace loom::runtime::cuda

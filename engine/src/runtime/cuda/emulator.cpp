@@ -1,0 +1,254 @@
+#include "runtime/cuda/emulator.h"
+
+#include <dlfcn.h>
+#include <ucontext.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
+
+#include "loom/error.h"
+#include "renderer/cuda_renderer.h"
+#include "runtime/disk_cache.h"
+
+namespace loom::runtime::cuda {
+
+namespace {
+
+// CUDA's built-ins for a kernel compiled as C++ (the prelude's fixed-width
+// typedefs stand, so no C++ header is included; the math functions are
+// declared). Half conversions use GCC's _Float16, which rounds as PTX's cvt.
+const char *kBuiltins = R"(#define LOOM_CUDA_EMULATED 1
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+extern "C" {
+float expf(float); float logf(float); float tanhf(float); float erff(float); float sqrtf(float);
+float floorf(float); float sinf(float); float cosf(float); float fmodf(float, float); float powf(float, float);
+float fabsf(float);
+double exp(double); double log(double); double tanh(double); double erf(double); double sqrt(double);
+double floor(double); double sin(double); double cos(double); double fmod(double, double); double pow(double, double);
+double fabs(double);
+}
+struct loom_dim3 { unsigned x, y, z; };
+static loom_dim3 threadIdx, blockIdx, blockDim;
+static void (*loom_emu_sync)(void);
+/* The block's threads are fibers of one OS thread: each restores its index
+   after a barrier. */
+static inline void __syncthreads() { loom_dim3 t = threadIdx; loom_emu_sync(); threadIdx = t; }
+static inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+static inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned i; __builtin_memcpy(&i, &f, 4); return i; }
+static inline float loom_h2f(unsigned short h) { _Float16 x; __builtin_memcpy(&x, &h, 2); return (float)x; }
+static inline unsigned short loom_f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; __builtin_memcpy(&h, &x, 2); return h; }
+static unsigned long long loom_emu_lanes[1024];
+template <typename T>
+static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+  unsigned long long b = 0;
+  __builtin_memcpy(&b, &v, sizeof v);
+  loom_emu_lanes[threadIdx.x] = b;
+  __syncthreads();
+  b = loom_emu_lanes[threadIdx.x ^ (unsigned)lane_mask];
+  __syncthreads();
+  __builtin_memcpy(&v, &b, sizeof v);
+  return v;
+}
+)";
+
+using Entry = void (*)(void **bufs, unsigned block, unsigned thread, unsigned threads, void (*sync)());
+
+// The call of the kernel from an entry every kernel has, its parameters cast
+// from the buffer array, read off the kernel's signature.
+std::string entry_point(const KernelSource &k) {
+  const std::string sig = k.source.substr(k.body, k.source.find('\n', k.body) - k.body);
+  const size_t open = sig.find('(', sig.find(k.name)), close = sig.rfind(')');
+  std::string call = k.name + "(";
+  size_t at = open + 1, slot = 0;
+  while (at < close) {
+    size_t comma = sig.find(", ", at);
+    if (comma == std::string::npos || comma > close) comma = close;
+    const std::string param = sig.substr(at, comma - at);
+    const std::string type = param.substr(0, param.find("__restrict__"));
+    call += std::string(slot ? ", " : "") + "(" + type + ")bufs[" + std::to_string(slot) + "]";
+    slot++;
+    at = comma + 2;
+  }
+  return k.source + "\nextern \"C\" void loom_emu_entry(void **bufs, unsigned block, unsigned thread, unsigned threads, "
+                    "void (*sync)()) {\n  blockIdx.x = block; threadIdx.x = thread; blockDim.x = threads; loom_emu_sync = sync;\n  " +
+         call + ");\n}\n";
+}
+
+// A block's threads as fibers on the calling thread (ucontext): each runs
+// until its next __syncthreads or its end, in thread order; a round over
+// them all is one barrier. Every thread of a loom kernel meets the same
+// barriers (the block fold), so a round is exactly CUDA's __syncthreads.
+struct Fibers {
+  ucontext_t main{};
+  std::vector<ucontext_t> ctx;
+  std::vector<std::vector<char>> stacks;
+  std::vector<bool> done;
+  Entry fn = nullptr;
+  void **bufs = nullptr;
+  unsigned block = 0, threads = 0, current = 0;
+};
+thread_local Fibers *g_fibers = nullptr;
+
+void fiber_main() {
+  Fibers &f = *g_fibers;
+  const unsigned t = f.current;
+  f.fn(f.bufs, f.block, t, f.threads, [] {
+    Fibers &g = *g_fibers;
+    swapcontext(&g.ctx[g.current], &g.main);
+  });
+  f.done[t] = true;  // returns to f.main through uc_link
+}
+
+constexpr size_t kStack = 256 << 10;
+
+// Fiber t at the start of the kernel (getcontext only seeds the context:
+// makecontext replaces where it resumes, so it returns here once).
+void start_fiber(Fibers &f, unsigned t) {
+  ucontext_t &c = f.ctx[t];
+  getcontext(&c);
+  c.uc_stack.ss_sp = f.stacks[t].data();
+  c.uc_stack.ss_size = kStack;
+  c.uc_link = &f.main;
+  makecontext(&c, fiber_main, 0);
+}
+
+void run_block_fibers(Entry fn, void **bufs, unsigned blocks, unsigned threads) {
+  Fibers f;
+  f.fn = fn, f.bufs = bufs, f.threads = threads;
+  f.ctx.resize(threads);
+  f.stacks.assign(threads, std::vector<char>(kStack));
+  g_fibers = &f;
+  for (unsigned b = 0; b < blocks; b++) {
+    f.block = b;
+    f.done.assign(threads, false);
+    for (unsigned t = 0; t < threads; t++) start_fiber(f, t);
+    for (bool running = true; running;) {
+      running = false;
+      for (unsigned t = 0; t < threads; t++) {
+        if (f.done[t]) continue;
+        f.current = t;
+        swapcontext(&f.main, &f.ctx[t]);
+        running |= !f.done[t];
+      }
+    }
+  }
+  g_fibers = nullptr;
+}
+
+class EmulatedProgram : public Program {
+ public:
+  EmulatedProgram(void *handle, Entry fn, int64_t blocks, int64_t threads, bool synced)
+      : handle_(handle), fn_(fn), blocks_(blocks), threads_(threads), synced_(synced) {}
+  ~EmulatedProgram() override { dlclose(handle_); }
+  void launch(void **bufs, int64_t, bool) const override {
+    const auto blocks = static_cast<unsigned>(blocks_), threads = static_cast<unsigned>(threads_);
+    if (synced_) return run_block_fibers(fn_, bufs, blocks, threads);
+    for (unsigned b = 0; b < blocks; b++)
+      for (unsigned t = 0; t < threads; t++) fn_(bufs, b, t, threads, nullptr);
+  }
+
+ private:
+  void *handle_;
+  Entry fn_;
+  int64_t blocks_, threads_;
+  bool synced_;
+};
+
+// The translation unit of a kernel and its cache file.
+struct Unit {
+  std::string text, key, path;
+};
+Unit unit_of(const KernelSource &k) {
+  Unit u;
+  u.text = std::string(kBuiltins) + entry_point(k);
+  u.key = hash_hex("cuda-emulator\n" + u.text);
+  u.path = cache_dir() + "/" + u.key + ".emu.so";
+  return u;
+}
+
+bool synchronizes(const KernelSource &k) { return k.source.find("loom_group_fold(", k.body) != std::string::npos; }
+
+// The kernel from the disk cache, built first when missing; an entry whose
+// trailer (runtime/disk_cache.h) does not match is deleted and rebuilt.
+std::shared_ptr<const Program> load_or_build(const KernelSource &k, CompileStats &stats) {
+  const Unit u = unit_of(k);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (!std::filesystem::exists(u.path)) {
+      const std::string tmp = unique_temp_path(u.path);
+      std::ofstream(tmp + ".cpp") << u.text;
+      const ProcessResult r = run_process({"c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off",
+                                           "-w", "-o", tmp + ".so", tmp + ".cpp"});
+      std::error_code ec;
+      std::filesystem::remove(tmp + ".cpp", ec);
+      const std::optional<std::string> object = r.status == 0 ? read_file(tmp + ".so") : std::nullopt;
+      if (!object) {
+        std::filesystem::remove(tmp + ".so", ec);
+        throw InternalError("emulated CUDA kernel failed to compile:\n" + r.output + "\n" + u.text);
+      }
+      std::ofstream(tmp + ".so", std::ios::binary | std::ios::app) << cache_trailer(u.key, *object);
+      std::filesystem::rename(tmp + ".so", u.path, ec);
+      stats.compiled++;
+    }
+    if (read_cache_object(u.path, u.key))
+      if (void *h = dlopen(u.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        if (auto fn = reinterpret_cast<Entry>(dlsym(h, "loom_emu_entry")))
+          return std::make_shared<EmulatedProgram>(h, fn, k.blocks, k.threads, synchronizes(k));
+        dlclose(h);
+      }
+    std::error_code ec;
+    std::filesystem::remove(u.path, ec);  // corrupt, truncated or foreign: rebuild it once
+    stats.cache_healed++;
+  }
+  throw InternalError("emulated CUDA kernel " + k.name + " unusable right after compiling it");
+}
+
+class Emulator : public Device {
+ public:
+  const char *name() const override { return "CUDA"; }
+  codegen::Target target() const override { return renderer::cuda_target(); }
+  KernelSource source(const codegen::Program &p) const override {
+    const renderer::CudaKernel k = renderer::render_cuda(p);
+    return {p.name, renderer::cuda_prelude() + k.source, renderer::cuda_prelude().size(), k.blocks, k.threads};
+  }
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    return std::shared_ptr<void>(::operator new(std::max<size_t>(bytes, 64)), [](void *p) { ::operator delete(p); });
+  }
+  void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
+  void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
+  void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  std::string cache_file(const KernelSource &k) override { return unit_of(k).path; }
+  std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
+                                                      CompileStats &stats) override {
+    std::vector<std::shared_ptr<const Program>> out(kernels.size());
+    std::mutex mu;
+    std::vector<size_t> all(kernels.size());
+    for (size_t i = 0; i < all.size(); i++) all[i] = i;
+    build_parallel(all, [&](size_t i) {
+      CompileStats s;
+      auto p = load_or_build(kernels[i], s);
+      std::lock_guard<std::mutex> l(mu);
+      out[i] = std::move(p);
+      stats.compiled += s.compiled;
+      stats.cache_healed += s.cache_healed;
+    });
+    return out;
+  }
+};
+
+}  // namespace
+
+Device &emulator() {
+  static auto *d = new Emulator();  // leaked like the CPU device: programs may run during static destruction
+  return *d;
+}
+
+}  // namespace loom::runtime::cuda
