@@ -89,6 +89,17 @@ std::vector<Program> showcases() {
          Tensor h = iota({16}, DType::Float16);
          return std::vector<Tensor>{(h * 3 + 1).div(7).sum(), h.cast(DType::BFloat16).exp()};
        }},
+      // Matmuls of halves: on the CUDA target, tensor-core GEMMs.
+      {"dtype.half_matmul", "",
+       [] {
+         Tensor a = iota({20, 24}, DType::Float16).contiguous(), b = iota({24, 40}, DType::Float16, 0.5).contiguous();
+         return std::vector<Tensor>{a.matmul(b)};
+       }},
+      {"dtype.bfloat16_batched_matmul_transposed", "",
+       [] {
+         Tensor a = iota({2, 9, 16}, DType::BFloat16).contiguous(), b = iota({2, 12, 16}, DType::BFloat16).contiguous();
+         return std::vector<Tensor>{a.matmul(b.transpose(-1, -2))};
+       }},
       {"dtype.int_promotion", "",
        [] { return std::vector<Tensor>{iota({8}, DType::Int8, 1, -4) * iota({8}, DType::UInt8, 1, 0) + 2.5}; }},
       {"reduce.argmax_rows", "", [] { return std::vector<Tensor>{iota({4, 6}).sin().argmax(1)}; }},

@@ -22,7 +22,8 @@ struct Program {
   // value ALU nodes inside, each reduction's combine included; index
   // arithmetic excluded): the work counter RunStats adds up.
   int64_t work = 0;
-  // A library kernel (SORT): rendered from a template, not from lines.
+  // A library kernel, rendered from a template, not from lines: the SORT
+  // node, or the SINK of a canonical half GEMM (Target::tensor_cores).
   UOpRef library;
 };
 

@@ -8,6 +8,7 @@
 #include "codegen/merge_axes.h"
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
+#include "schedule/gemm.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -51,6 +52,20 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
   return p;
 }
 
+// A half GEMM on tensor cores: the AST itself is the library kernel.
+Program gemm_kernel(const UOpRef &ast, const schedule::GemmShape &g, const std::string &name,
+                    std::vector<DType> buf_dtypes) {
+  Program p;
+  p.name = name;
+  p.buf_dtypes = std::move(buf_dtypes);
+  p.library = ast;
+  const int64_t outputs = shape::prod(g.batch) * g.m * g.n;
+  p.global_range = UOp::make(Op::Range, DType::Int64, {UOp::const_int(outputs)}, int64_t{0});
+  p.iterations = outputs * g.k;
+  p.work = 2 * p.iterations;  // a multiply and an add per term, as the loop nest counts them
+  return p;
+}
+
 }  // namespace
 
 UOpRef prepared(const UOpRef &ast, const Target &t) {
@@ -63,6 +78,9 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
                        const Upcast *forced, const Target &t) {
   log_pass(name, "schedule (AST)", ast->str());
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
+  if (t.tensor_cores && !no_opt())
+    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
+      return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
   const UOpRef kernel = prepared(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", kernel->str());
   const Upcast up = forced ? *forced : no_opt() || !t.upcast ? Upcast{} : optimize(kernel);

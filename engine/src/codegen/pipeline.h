@@ -15,7 +15,8 @@
 //   vectorize  an upcast group's lanes become vector UOps (vectorize.h);
 //              skipped under LOOM_NOOPT=1
 //   linearize  execution order with explicit loops and accumulators
-// A SORT kernel is a library kernel: no passes, the renderer's template.
+// A SORT kernel is a library kernel: no passes, the renderer's template; so
+// is a half GEMM on a target with tensor cores.
 #pragma once
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct Target {
   bool block = true;      // the block pass (CPU cache blocking)
   bool upcast = true;     // the optimize pass's groups and tiles
   bool vectorize = true;  // vector UOps (the C target's GCC vector types)
+  // A canonical float16/bfloat16 GEMM kernel (schedule/gemm.h) becomes a
+  // library kernel: the Program's `library` is the kernel's AST, rendered as
+  // the target's matrix-multiply-accumulate instructions.
+  bool tensor_cores = false;
 };
 
 // The kernel as the optimize pass sees it: the merge and block passes' result

@@ -13,6 +13,7 @@
 
 #include "loom/error.h"
 #include "renderer/cstyle.h"
+#include "renderer/cuda_library.h"
 #include "uop/graph.h"
 
 namespace loom::renderer {
@@ -186,54 +187,6 @@ class CudaRenderer : public CStyleRenderer {
   Launch launch_;
 };
 
-// A stable sort per line, one thread per line: positions merge-sorted
-// bottom-up with the runs kept in the low and the high 32 bits of the
-// output's own elements (no scratch memory), NaN largest.
-std::string render_sort(const codegen::Program &p, const CStyleRenderer &types) {
-  const UOpRef &sort = p.library;
-  const DType dt = sort->src[0]->dtype;
-  const Shape &shape = uop::shape_of(sort);
-  const auto &ra = sort->arg_as<uop::ReduceArg>();
-  const auto axis = static_cast<size_t>(ra.axes.at(0));
-  int64_t inner = 1;
-  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
-  LOOM_CHECK(shape[axis] < (int64_t{1} << 31), "a sorted line longer than 2^31");
-  const bool desc = ra.op == Op::Max;
-  const std::string before = is_float(dt) ? (desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))"
-                                                  : "((x) < (y) || ((y) != (y) && (x) == (x)))")
-                                          : (desc ? "((x) > (y))" : "((x) < (y))");
-  const std::string lines = std::to_string(trip(p.global_range));
-  const std::string key = types.load(dt, "in[base + (int64_t)(k) * inner]");
-  return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
-         ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n"
-         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " + p.name +
-         "(int64_t *__restrict__ out, const " + types.mem_type(dt) + " *__restrict__ in) {\n"
-         "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-         "  if (line >= " + lines + ") return;\n"
-         "  const int64_t n = " + std::to_string(shape[axis]) + ", inner = " + std::to_string(inner) + ";\n"
-         "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
-         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
-         "  int h = 0;  // the half holding the current runs\n"
-         "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
-         "    for (int64_t lo = 0; lo < n; lo += 2 * w) {\n"
-         "      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"
-         "      int64_t i = lo, j = mid;\n"
-         "      for (int64_t t = lo; t < hi; t++) {\n"
-         "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
-         "        const uint64_t v = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
-         "        int64_t *e = &out[base + t * inner];\n"
-         "        *e = (int64_t)(((uint64_t)*e & (h ? 0xffffffff00000000ull : 0xffffffffull)) | (v << (32 * (h ^ 1))));\n"
-         "      }\n"
-         "    }\n"
-         "  }\n"
-         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = LOOM_RUN(k, h);\n"
-         "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
-}
-
-// What the kernels need of C's headers and the C prelude's helpers, under
-// the same names: fixed-width integers, NAN and INFINITY, half conversions
-// (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
-// max and min, integer pow; exp, log, tanh and erf are CUDA's.
 }  // namespace
 
 const std::string &cuda_prelude() {
@@ -259,6 +212,22 @@ typedef unsigned long long uint64_t;
 #ifndef LOOM_CUDA_EMULATED
 __device__ __forceinline__ float loom_h2f(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ uint16_t loom_f2h(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+/* D = A B + D on tensor cores, one 16 x 8 x 16 step of a warp: a and b
+   hold the lane's fragments (two halves per register, the lower element in
+   the low bits), c its four float accumulators (PTX's mma.m16n8k16). */
+__device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const uint32_t *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+__device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const uint32_t *b) { loom_emu_mma(c, a, b, 0); }
+__device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) { loom_emu_mma(c, a, b, 1); }
 #endif
 __device__ __forceinline__ float loom_bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
 __device__ __forceinline__ uint16_t loom_f2bf(float f) {
@@ -301,12 +270,8 @@ __device__ __forceinline__ T loom_group_fold(T v, F f) {
 }
 
 CudaKernel render_cuda(const codegen::Program &p) {
+  if (p.library) return render_cuda_library(p);
   CudaRenderer r(p);
-  if (p.library) {
-    LOOM_CHECK(p.library->op == Op::Sort, "unknown library kernel " + p.name);
-    const int64_t lines = trip(p.global_range);
-    return {render_sort(p, r), (lines + kThreads - 1) / kThreads, kThreads};
-  }
   std::string body = r.render(p);
   return {body, r.blocks(), r.threads()};
 }
@@ -316,6 +281,7 @@ codegen::Target cuda_target() {
   t.block = false;      // the CPU's cache blocking
   t.upcast = false;     // a thread per output element instead of a CPU core's groups
   t.vectorize = false;  // no GCC vector types
+  t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
   return t;
 }
 

@@ -255,14 +255,55 @@ SplitMemo &memo() {
 
 // An operand of the canonical GEMM over shape g: one unmasked view of another
 // buffer than the output, broadcast along `unused` (n for A, m for B).
-std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row) {
-  if (v->op != Op::View || v->src[0]->op != Op::DefineGlobal || v->dtype != DType::Float32) return std::nullopt;
-  const ShapeTracker &st = v->arg_as<ShapeTracker>();
+// `outer` (unmasked, offset 0) over the row-major index space of `inner`
+// (unmasked) as one view, when each of outer's strided axes walks one of
+// inner's axes (no carry into another: at most its size, one outer axis
+// each): a broadcast, permute or reshape of a strided view.
+std::optional<shape::View> merged(const shape::View &outer, const shape::View &inner) {
+  if (outer.mask || inner.mask || outer.offset != 0) return std::nullopt;
+  std::vector<int64_t> row_major(inner.shape.size(), 1);
+  for (size_t j = inner.shape.size(); j-- > 1;) row_major[j - 1] = row_major[j] * inner.shape[j];
+  std::vector<bool> used(inner.shape.size(), false);
+  shape::View v = outer;
+  v.offset = inner.offset;
+  for (size_t d = 0; d < outer.shape.size(); d++) {
+    if (outer.strides[d] == 0 || outer.shape[d] == 1) {
+      v.strides[d] = 0;
+      continue;
+    }
+    std::optional<size_t> axis;
+    for (size_t j = 0; j < inner.shape.size(); j++)
+      if (!used[j] && row_major[j] == outer.strides[d] && inner.shape[j] >= outer.shape[d] &&
+          (!axis || inner.shape[j] > inner.shape[*axis]))
+        axis = j;
+    if (!axis) return std::nullopt;
+    used[*axis] = true;
+    v.strides[d] = inner.strides[*axis];
+  }
+  return v;
+}
+
+// `in`: the buffer's dtype. A half one is VIEW(CAST to float32 of VIEW(buffer)):
+// the two views merge.
+std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row, DType in) {
+  if (v->op != Op::View) return std::nullopt;
+  UOpRef base = v->src[0];
+  ShapeTracker st = v->arg_as<ShapeTracker>();
+  if (in != DType::Float32) {
+    if (base->op != Op::Cast || base->dtype != DType::Float32 || base->src[0]->op != Op::View) return std::nullopt;
+    const ShapeTracker &inner = base->src[0]->arg_as<ShapeTracker>();
+    if (!st.single_plain() || !inner.single_plain()) return std::nullopt;
+    const std::optional<shape::View> v1 = merged(st.views[0], inner.views[0]);
+    if (!v1) return std::nullopt;
+    st.views[0] = *v1;
+    base = base->src[0]->src[0];
+  }
+  if (base->op != Op::DefineGlobal || base->dtype != in) return std::nullopt;
   if (!st.single_plain() || st.shape() != g) return std::nullopt;
   const shape::View &view = st.views[0];
   if (view.strides[unused] != 0 && g[unused] != 1) return std::nullopt;
   GemmOperand o;
-  o.slot = v->src[0]->arg_as<int64_t>();
+  o.slot = base->arg_as<int64_t>();
   if (o.slot == 0) return std::nullopt;
   o.offset = view.offset;
   o.batch_strides.assign(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(g.size() - 3));
@@ -278,13 +319,19 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   const UOpRef &store = ast->src[0];
   if (store->src.size() != 2 || !std::holds_alternative<ShapeTracker>(store->arg)) return std::nullopt;
   const ShapeTracker &out = store->arg_as<ShapeTracker>();
-  const UOpRef &c = store->src[1];
+  const bool rounded = store->src[1]->op == Op::Cast;  // a half GEMM's result, rounded to its dtype
+  const UOpRef &c = rounded ? store->src[1]->src[0] : store->src[1];
   if (!out.contiguous() || c->op != Op::View || c->arg_as<ShapeTracker>() != out) return std::nullopt;
   const UOpRef &r = c->src[0];
   if (r->op != Op::ReduceAxis || r->dtype != DType::Float32) return std::nullopt;
   const auto &ra = r->arg_as<uop::ReduceArg>();
   const UOpRef &mul = r->src[0];
   if (ra.op != Op::Add || mul->op != Op::Mul) return std::nullopt;
+  const UOpRef &x = mul->src[0];
+  const DType in = x->op == Op::View && x->src[0]->op == Op::Cast ? x->src[0]->src[0]->dtype : DType::Float32;
+  const DType out_dt = rounded ? store->src[1]->dtype : DType::Float32;
+  if (in != DType::Float32 && in != DType::Float16 && in != DType::BFloat16) return std::nullopt;
+  if (rounded && (in == DType::Float32 || out_dt != in)) return std::nullopt;
   const Shape &g = uop::shape_of(mul);
   const size_t nb = g.size() < 3 ? 0 : g.size() - 3;
   if (g.size() < 3 || ra.axes != std::vector<int64_t>{static_cast<int64_t>(nb) + 1}) return std::nullopt;
@@ -292,9 +339,9 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   c_shape.insert(c_shape.end(), {g[nb], g[nb + 2]});
   if (out.shape() != c_shape) return std::nullopt;
   for (int swap = 0; swap < 2; swap++) {
-    auto a = gemm_operand(mul->src[swap], g, nb + 2, nb), b = gemm_operand(mul->src[1 - swap], g, nb, nb + 1);
+    auto a = gemm_operand(mul->src[swap], g, nb + 2, nb, in), b = gemm_operand(mul->src[1 - swap], g, nb, nb + 1, in);
     if (a && b) return GemmShape{c_shape.size() > 2 ? Shape(c_shape.begin(), c_shape.end() - 2) : Shape{},
-                                 g[nb], g[nb + 2], g[nb + 1], *a, *b};
+                                 g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt};
   }
   return std::nullopt;
 }

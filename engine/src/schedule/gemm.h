@@ -31,17 +31,23 @@ struct GemmOperand {
 };
 
 // The canonical GEMM kernel: C (slot 0, row-major [batch..., m, n]) =
-// A [batch..., m, k] times B [batch..., k, n], float32.
+// A [batch..., m, k] times B [batch..., k, n], summed in float32. The
+// operands are float32, or both float16 or both bfloat16 buffers widened to
+// float32 as they are read (`in`); C is float32 or, with half operands,
+// rounded to their dtype (`out`). split_gemms makes float32 ones only; a half
+// one is a matmul of halves.
 struct GemmShape {
   std::vector<int64_t> batch;
   int64_t m = 0, n = 0, k = 0;
   GemmOperand a, b;
+  DType in = DType::Float32, out = DType::Float32;
 };
 
 // The GEMM a kernel AST is, when it is the canonical form: SINK(STORE(row-major
 // [batch..., m, n], VIEW(REDUCE_AXIS(ADD over k, MUL(VIEW(A), VIEW(B)))))) over
 // the shape [batch..., m, k, n], A not depending on n, B not on m, both one
-// unmasked view. A plain matmul's kernel is one.
+// unmasked view (of halves: CAST to float32 of the views, and the stored
+// value maybe CAST back). A plain matmul's kernel is one.
 std::optional<GemmShape> gemm_shape(const UOpRef &ast);
 
 // Replaces each large GEMM-shaped item of `sched` by its pack, GEMM and

@@ -104,6 +104,20 @@ bool always_realized(const UOp *u) {
   return u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort;
 }
 
+// A half buffer (through views; a realized one or one realized here) widened
+// to float32: exact and as cheap as its load, so a kernel reading it through
+// an expanding view converts per read rather than reading a float32 copy (a
+// half matmul's operands stay halves in its kernel: the tensor-core GEMM's
+// operands, schedule/gemm.h).
+bool is_widened_buffer(const UOpRef &u, const NodeSet &rp) {
+  if (u->op != Op::Cast || u->dtype != DType::Float32) return false;
+  const DType from = u->src[0]->dtype;
+  if (from != DType::Float16 && from != DType::BFloat16) return false;
+  UOpRef x = u->src[0];
+  while (x->op == Op::View) x = x->src[0];
+  return x->op == Op::Buffer || always_realized(x.get()) || rp.contains(x.get());
+}
+
 // Decides which nodes get their own buffer.
 NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
   NodeSet rp;
@@ -151,7 +165,7 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
     const UOpRef &u = order[i];
     const bool feeds = u->op == Op::ReduceAxis || (feeds_reduce[u.get()] && !rp.contains(u.get()));
     for (auto &s : u->src) feeds_reduce[s.get()] |= feeds;
-    if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) &&
+    if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) && !is_widened_buffer(u->src[0], rp) &&
         shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
       rp.insert(u->src[0].get());
   }

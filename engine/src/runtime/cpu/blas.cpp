@@ -98,7 +98,7 @@ bool have_openblas(std::string *why) {
 }
 
 std::shared_ptr<const Program> sgemm_program(const schedule::GemmShape &g) {
-  if (!have_openblas()) return nullptr;
+  if (!have_openblas() || g.in != DType::Float32) return nullptr;
   for (int64_t d : {g.m, g.n, g.k})
     if (d < 1 || d > INT_MAX) return nullptr;
   int ta = 0, tb = 0, lda = 0, ldb = 0;

@@ -46,6 +46,32 @@ static inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, 
 static inline unsigned __float_as_uint(float f) { unsigned i; __builtin_memcpy(&i, &f, 4); return i; }
 static inline float loom_h2f(unsigned short h) { _Float16 x; __builtin_memcpy(&x, &h, 2); return (float)x; }
 static inline unsigned short loom_f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; __builtin_memcpy(&h, &x, 2); return h; }
+/* mma.m16n8k16 for one warp: each lane's fragments go to shared slots, then
+   every lane sums its four elements of C in k order from them. */
+static unsigned loom_emu_frags[1024][6];
+static float loom_emu_half(unsigned bits, int bf16) {
+  if (bf16) return __uint_as_float(bits << 16);
+  return loom_h2f((unsigned short)bits);
+}
+static void loom_emu_mma(float *c, const unsigned *a, const unsigned *b, int bf16) {
+  for (int r = 0; r < 4; r++) loom_emu_frags[threadIdx.x][r] = a[r];
+  for (int r = 0; r < 2; r++) loom_emu_frags[threadIdx.x][4 + r] = b[r];
+  __syncthreads();
+  const unsigned warp = threadIdx.x & ~31u, lane = threadIdx.x & 31u, grp = lane >> 2, t = lane & 3u;
+  for (unsigned i = 0; i < 4; i++) {
+    const unsigned row = grp + 8 * (i >> 1), col = 2 * t + (i & 1);
+    float s = c[i];
+    for (unsigned kk = 0; kk < 16; kk++) {
+      const unsigned ea = (kk & 1) + 2 * (row >= 8) + 4 * (kk >= 8), eb = (kk & 1) + 2 * (kk >= 8);
+      const unsigned la = warp + 4 * (row & 7) + ((kk & 7) >> 1), lb = warp + 4 * col + ((kk & 7) >> 1);
+      const float x = loom_emu_half(loom_emu_frags[la][ea >> 1] >> (16 * (ea & 1)) & 0xffffu, bf16);
+      const float y = loom_emu_half(loom_emu_frags[lb][4 + (eb >> 1)] >> (16 * (eb & 1)) & 0xffffu, bf16);
+      s += x * y;
+    }
+    c[i] = s;
+  }
+  __syncthreads();
+}
 static unsigned long long loom_emu_lanes[1024];
 template <typename T>
 static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
@@ -175,7 +201,9 @@ Unit unit_of(const KernelSource &k) {
   return u;
 }
 
-bool synchronizes(const KernelSource &k) { return k.source.find("loom_group_fold(", k.body) != std::string::npos; }
+bool synchronizes(const KernelSource &k) {
+  return k.source.find("loom_group_fold(", k.body) != std::string::npos || k.source.find("loom_mma_", k.body) != std::string::npos;
+}
 
 // The kernel from the disk cache, built first when missing; an entry whose
 // trailer (runtime/disk_cache.h) does not match is deleted and rebuilt.

@@ -1,0 +1,156 @@
+#include "renderer/cuda_library.h"
+
+#include "loom/error.h"
+#include "schedule/gemm.h"
+#include "uop/graph.h"
+
+namespace loom::renderer {
+
+using uop::Op;
+using uop::UOpRef;
+
+namespace {
+
+constexpr int64_t kSortThreads = 256;
+
+const char *mem_type(DType d) {
+  switch (d) {
+    case DType::Bool: case DType::UInt8: return "uint8_t";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Float16: case DType::BFloat16: return "uint16_t";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+// A key in registers: halves as float, integers (and bool) as int64.
+std::string load(DType d, const std::string &e) {
+  if (d == DType::Float16) return "loom_h2f(" + e + ")";
+  if (d == DType::BFloat16) return "loom_bf2f(" + e + ")";
+  if (d == DType::Float32 || d == DType::Float64) return e;
+  return "(int64_t)" + e;
+}
+int64_t trip(const uop::UOpRef &range) { return static_cast<int64_t>(range->src[0]->const_value()); }
+
+// A stable sort per line, one thread per line: positions merge-sorted
+// bottom-up with the runs kept in the low and the high 32 bits of the
+// output's own elements (no scratch memory), NaN largest.
+std::string render_sort(const codegen::Program &p) {
+  const UOpRef &sort = p.library;
+  const DType dt = sort->src[0]->dtype;
+  const Shape &shape = uop::shape_of(sort);
+  const auto &ra = sort->arg_as<uop::ReduceArg>();
+  const auto axis = static_cast<size_t>(ra.axes.at(0));
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
+  LOOM_CHECK(shape[axis] < (int64_t{1} << 31), "a sorted line longer than 2^31");
+  const bool desc = ra.op == Op::Max;
+  const std::string before = is_float(dt) ? (desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))"
+                                                  : "((x) < (y) || ((y) != (y) && (x) == (x)))")
+                                          : (desc ? "((x) > (y))" : "((x) < (y))");
+  const std::string lines = std::to_string(trip(p.global_range));
+  const std::string key = load(dt, "in[base + (int64_t)(k) * inner]");
+  return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
+         ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n"
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " + p.name +
+         "(int64_t *__restrict__ out, const " + mem_type(dt) + " *__restrict__ in) {\n"
+         "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (line >= " + lines + ") return;\n"
+         "  const int64_t n = " + std::to_string(shape[axis]) + ", inner = " + std::to_string(inner) + ";\n"
+         "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
+         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
+         "  int h = 0;  // the half holding the current runs\n"
+         "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
+         "    for (int64_t lo = 0; lo < n; lo += 2 * w) {\n"
+         "      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"
+         "      int64_t i = lo, j = mid;\n"
+         "      for (int64_t t = lo; t < hi; t++) {\n"
+         "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
+         "        const uint64_t v = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
+         "        int64_t *e = &out[base + t * inner];\n"
+         "        *e = (int64_t)(((uint64_t)*e & (h ? 0xffffffff00000000ull : 0xffffffffull)) | (v << (32 * (h ^ 1))));\n"
+         "      }\n"
+         "    }\n"
+         "  }\n"
+         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = LOOM_RUN(k, h);\n"
+         "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
+}
+
+// What the kernels need of C's headers and the C prelude's helpers, under
+// the same names: fixed-width integers, NAN and INFINITY, half conversions
+// (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
+// max and min, integer pow; exp, log, tanh and erf are CUDA's.
+// C = A B of halves on tensor cores: each warp computes a 16 x 32 tile of C
+// with mma.m16n8k16 (float accumulators), a block of 4 warps a 64 x 32
+// tile, k in steps of 16; the fragments load straight from the operands'
+// strided views (PTX's fragment layout: lane = 4 groupID + t), zero past
+// the edges, so every m, n and k works. One block per tile and batch.
+std::string render_gemm(const codegen::Program &p, const schedule::GemmShape &g) {
+  const std::string M = std::to_string(g.m), N = std::to_string(g.n), K = std::to_string(g.k);
+  const std::string mma = g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16";
+  const std::string store = g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "";
+  std::string batch_a = std::to_string(g.a.offset), batch_b = std::to_string(g.b.offset);
+  int64_t inner = 1;
+  for (size_t d = g.batch.size(); d-- > 0;) {
+    const std::string idx = "((bz / " + std::to_string(inner) + ") % " + std::to_string(g.batch[d]) + ")";
+    batch_a += " + " + idx + " * " + std::to_string(g.a.batch_strides[d]) + "LL";
+    batch_b += " + " + idx + " * " + std::to_string(g.b.batch_strides[d]) + "LL";
+    inner *= g.batch[d];
+  }
+  const auto s = [](int64_t v) { return std::to_string(v) + "LL"; };
+  std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
+  for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
+  return "extern \"C\" __global__ void __launch_bounds__(128) " + p.name + "(" + params + ") {\n"
+         "  const int64_t tiles_n = (" + N + " + 31) / 32, tiles_m = (" + M + " + 63) / 64;\n"
+         "  const int64_t bx = blockIdx.x % tiles_n, by = blockIdx.x / tiles_n % tiles_m, bz = blockIdx.x / (tiles_n * tiles_m);\n"
+         "  const int lane = threadIdx.x & 31, grp = lane >> 2, t = lane & 3;\n"
+         "  const int64_t row0 = by * 64 + (threadIdx.x >> 5) * 16, col0 = bx * 32;\n"
+         "  const uint16_t *a = data" + std::to_string(g.a.slot) + " + (" + batch_a + ");\n"
+         "  const uint16_t *b = data" + std::to_string(g.b.slot) + " + (" + batch_b + ");\n"
+         "#define LOOM_A(r, kk) ((r) < " + M + " && (kk) < " + K + " ? (uint32_t)a[(r) * " + s(g.a.row_stride) + " + (kk) * " +
+         s(g.a.col_stride) + "] : 0u)\n"
+         "#define LOOM_B(kk, c) ((kk) < " + K + " && (c) < " + N + " ? (uint32_t)b[(kk) * " + s(g.b.row_stride) + " + (c) * " +
+         s(g.b.col_stride) + "] : 0u)\n"
+         "  float acc[4][4] = {};\n"
+         "  for (int64_t k0 = 0; k0 < " + K + "; k0 += 16) {\n"
+         "    uint32_t fa[4];\n"
+         "    for (int r = 0; r < 4; r++) {  // a(2r), a(2r+1): rows grp (+8 for r odd), columns 2t, 2t+1 (+8 for r >= 2)\n"
+         "      const int64_t row = row0 + grp + 8 * (r & 1), kk = k0 + 2 * t + 8 * (r >> 1);\n"
+         "      fa[r] = LOOM_A(row, kk) | (LOOM_A(row, kk + 1) << 16);\n"
+         "    }\n"
+         "    for (int j = 0; j < 4; j++) {  // four 16 x 8 tiles of C\n"
+         "      uint32_t fb[2];\n"
+         "      for (int r = 0; r < 2; r++) {  // b(2r), b(2r+1): rows 2t, 2t+1 (+8 for r = 1), column grp\n"
+         "        const int64_t kk = k0 + 2 * t + 8 * r, col = col0 + 8 * j + grp;\n"
+         "        fb[r] = LOOM_B(kk, col) | (LOOM_B(kk + 1, col) << 16);\n"
+         "      }\n"
+         "      " + mma + "(acc[j], fa, fb);\n"
+         "    }\n"
+         "  }\n"
+         "#undef LOOM_A\n#undef LOOM_B\n"
+         "  for (int j = 0; j < 4; j++)\n"
+         "    for (int i = 0; i < 4; i++) {  // c(i): row grp (+8 for i >= 2), column 2t + (i & 1)\n"
+         "      const int64_t row = row0 + grp + 8 * (i >> 1), col = col0 + 8 * j + 2 * t + (i & 1);\n"
+         "      if (row < " + M + " && col < " + N + ") data0[bz * " + s(g.m * g.n) + " + row * " + N + " + col] = " + store +
+         "(acc[j][i]);\n"
+         "    }\n"
+         "}\n";
+}
+
+}  // namespace
+
+CudaKernel render_cuda_library(const codegen::Program &p) {
+  if (p.library->op == Op::Sort) {
+    const int64_t lines = trip(p.global_range);
+    return {render_sort(p), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
+  }
+  const std::optional<schedule::GemmShape> g = schedule::gemm_shape(p.library);
+  LOOM_CHECK(g && g->in != DType::Float32, "unknown library kernel " + p.name);
+  const int64_t tiles = (g->m + 63) / 64 * ((g->n + 31) / 32) * shape::prod(g->batch);
+  return {render_gemm(p, *g), tiles, 128};
+}
+
+}  // namespace loom::renderer

@@ -1,0 +1,11 @@
+// The CUDA target's library kernels (codegen::Program::library), rendered
+// from templates: a stable sort per line, and a canonical float16/bfloat16
+// GEMM (schedule/gemm.h) on tensor cores.
+#pragma once
+#include "renderer/cuda_renderer.h"
+
+namespace loom::renderer {
+
+CudaKernel render_cuda_library(const codegen::Program &p);
+
+}  // namespace loom::renderer
