@@ -1,9 +1,15 @@
 """Devices with torch's spelling: loom.device('cpu'), 'cuda', 'cuda:0'.
 
-Tensors live on the CPU. 'cuda' is accepted so that scripts written for a GPU
-run unchanged: they run on the CPU after one warning.
+A process computes on one device, the one LOOM_DEVICE names (the CPU by
+default, or CUDA), and every tensor lives there (`HOST`). Asking for 'cuda' in
+a CPU process is accepted so that scripts written for a GPU run unchanged:
+they run on the CPU after one warning. Asking for the CPU in a CUDA process
+keeps the tensor on the GPU; values read out (tolist, numpy, item) come to
+the host either way.
 """
 import warnings
+
+from . import _C
 
 _TYPES = ("cpu", "cuda")
 _warned = False
@@ -45,19 +51,20 @@ class device:
 
 
 CPU = device("cpu")
+HOST = device(_C.device()) if _C.device() == "cpu" else device("cuda", 0)
 
 
 def resolve(dev):
-    """The device a tensor asked to live on `dev` gets: always the CPU; 'cuda' warns once."""
+    """The device a tensor asked to live on `dev` gets: always the process's; 'cuda' on the CPU warns once."""
     global _warned
     if dev is None:
-        return CPU
+        return HOST
     d = dev if isinstance(dev, device) else device(dev)
-    if d.type == "cuda" and not _warned:
+    if d.type == "cuda" and HOST.type == "cpu" and not _warned:
         _warned = True
-        warnings.warn("loom: no CUDA device is available; tensors and modules sent to 'cuda' run on the CPU",
-                      stacklevel=3)
-    return CPU
+        warnings.warn("loom: this process computes on the CPU (LOOM_DEVICE); tensors and modules sent to 'cuda' "
+                      "run on the CPU", stacklevel=3)
+    return HOST
 
 
 def is_device(x):

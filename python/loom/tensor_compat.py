@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _C
 from ._C import Tensor
-from .devices import CPU, is_device, resolve
+from .devices import HOST, is_device, resolve
 from . import creation
 from .tensor import _inplace
 from . import layout
@@ -19,9 +19,9 @@ def _method(fn):
     return fn
 
 
-# ---- devices: every tensor is on the CPU; 'cuda' is accepted (see loom/devices.py)
-Tensor.device = property(lambda self: CPU)
-Tensor.is_cuda = property(lambda self: False)
+# ---- devices: every tensor is on the process's device (see loom/devices.py)
+Tensor.device = property(lambda self: HOST)
+Tensor.is_cuda = property(lambda self: HOST.type == "cuda")
 
 
 @_method

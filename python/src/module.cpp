@@ -4,6 +4,7 @@
 // in jit.cpp).
 #include "convert.h"
 #include "loom/autograd.h"
+#include "loom/backends.h"
 
 namespace loom::python {
 
@@ -37,6 +38,8 @@ void bind_creation(py::module_ &m) {
   m.def("cat", &Tensor::cat, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", &Tensor::stack, py::arg("tensors"), py::arg("dim") = 0);
   m.def("from_numpy", &from_numpy, py::arg("array"));
+  m.def("device", &backends::device);
+  m.def("synchronize", &backends::synchronize);
   m.def("realize_all", [](std::vector<Tensor> ts) { realize_all(ts); }, py::arg("tensors"));
 }
 

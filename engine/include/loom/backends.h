@@ -11,4 +11,11 @@ namespace loom::backends {
 bool set_extern_gemm(bool on);
 bool extern_gemm();
 
+// The device every tensor of this process lives on ("cpu" or "cuda", from
+// LOOM_DEVICE), and a wait for the kernels it has queued (a GPU's launches
+// return before they finish; reading a tensor's values waits by itself), as
+// torch.cuda.synchronize().
+const char *device();
+void synchronize();
+
 }  // namespace loom::backends

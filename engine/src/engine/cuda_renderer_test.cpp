@@ -3,10 +3,15 @@
 // engine's tests on LOOM_DEVICE=CUDA_EMULATOR (ctest's engine.CudaEmulator).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/realize.h"
+#include "loom/nn.h"
 #include "loom/tensor.h"
+#include "codegen/pipeline.h"
+#include "schedule/gemm.h"
+#include "schedule/schedule.h"
 #include "runtime/cuda/nvrtc.h"
 #include "renderer/cuda_renderer.h"
 
@@ -92,6 +97,80 @@ TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
             const double got = ho.get((z * m + i) * n + j);
             ASSERT_NEAR(got, ref, tol * (std::abs(ref) + 1)) << dtype_name(dt) << " at " << z << ", " << i << ", " << j;
           }
+    }
+}
+
+// A convolution of halves large enough for the GEMM split: its windows pack
+// into a half buffer and the GEMM is a half one (on tensor cores on CUDA);
+// its values are the float32 convolution's of the same halves, to the
+// dtype's rounding.
+TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
+  const int64_t was = schedule::set_gemm_min_macs(0);
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+    const Tensor y = nn::conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
+    const std::vector<engine::RenderedKernel> ks = engine::render({y.uop()});
+    bool mma = false, half_pack = false;
+    for (const auto &k : ks) {
+      mma |= k.cuda_source.find("loom_mma_") != std::string::npos;
+      half_pack |= k.name.rfind("pack", 0) == 0 && k.ast.find(std::string("STORE") ) != std::string::npos &&
+                   k.ast.find(std::string("DEFINE_GLOBAL ") + dtype_name(dt) + " 0") != std::string::npos;
+    }
+    EXPECT_TRUE(mma) << dtype_name(dt);
+    EXPECT_TRUE(half_pack) << dtype_name(dt);
+    const HostTensor got = y.to_host();
+    const HostTensor want = nn::conv2d(x.cast(DType::Float32), w.cast(DType::Float32), std::nullopt, {1, 1}, {1, 1}).to_host();
+    ASSERT_EQ(got.numel(), want.numel());
+    const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+    for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+  }
+  schedule::set_gemm_min_macs(was);
+}
+
+// The sort library kernel (argsort realizes its indices while it is built,
+// so the replay corpus has none): rendered for CUDA and compiled by NVRTC.
+TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {
+  if (!runtime::cuda::nvrtc_missing().empty()) GTEST_SKIP() << runtime::cuda::nvrtc_missing();
+  for (DType dt : {DType::Float32, DType::Float16, DType::Int32}) {
+    Tensor x = Tensor::randn({5, 7}).cast(dt).realize();
+    const uop::UOpRef sort =
+        uop::UOp::make(uop::Op::Sort, DType::Int64, {x.uop()}, uop::ReduceArg{uop::Op::Max, {0}});
+    const schedule::Schedule sched = schedule::create_schedule({sort});
+    ASSERT_EQ(sched.items.size(), 1u);
+    std::vector<DType> dts;
+    for (auto &b : sched.items[0].bufs) dts.push_back(b->dtype);
+    const renderer::CudaKernel k = renderer::render_cuda(
+        codegen::compile_kernel(sched.items[0].ast, sched.items[0].name, dts, nullptr, renderer::cuda_target()));
+    EXPECT_EQ(k.blocks * k.threads >= 7, true);
+    const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.source, "sort.cu", "sm_80");
+    EXPECT_TRUE(r.ok) << r.log << k.source;
+  }
+}
+
+// argsort on every device (the CUDA target's sort keeps its runs in the
+// output's own elements): a stable sort per line, NaN largest.
+TEST(Sort, ArgsortIsAStableSortPerLineWithNaNLargest) {
+  std::vector<double> v;
+  for (int i = 0; i < 6 * 37; i++) v.push_back(i % 11 == 3 ? NAN : static_cast<double>((i * 7919) % 13) - 6);
+  const Tensor x = Tensor::from_vector(v, {6, 37});
+  for (bool descending : {false, true})
+    for (int64_t dim : {0, 1}) {
+      const HostTensor got = x.argsort(dim, descending).to_host();
+      const int64_t lines = dim == 1 ? 6 : 37, n = dim == 1 ? 37 : 6;
+      for (int64_t l = 0; l < lines; l++) {
+        auto at = [&](int64_t k) { return dim == 1 ? v[static_cast<size_t>(l * 37 + k)] : v[static_cast<size_t>(k * 37 + l)]; };
+        std::vector<int64_t> want(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; k++) want[static_cast<size_t>(k)] = k;
+        std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+          const double x1 = at(a), y1 = at(b);
+          if (std::isnan(x1) || std::isnan(y1)) return descending ? std::isnan(x1) && !std::isnan(y1) : !std::isnan(x1) && std::isnan(y1);
+          return descending ? x1 > y1 : x1 < y1;
+        });
+        for (int64_t k = 0; k < n; k++) {
+          const int64_t i = dim == 1 ? l * 37 + k : k * 37 + l;
+          ASSERT_EQ(got.get(i), want[static_cast<size_t>(k)]) << "dim " << dim << " desc " << descending << " line " << l;
+        }
+      }
     }
 }
 

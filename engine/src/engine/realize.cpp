@@ -176,6 +176,8 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return engine::g_extern.load(); }
+const char *device() { return std::string(engine::device_name()) == "CUDA" ? "cuda" : "cpu"; }
+void synchronize() { runtime::default_device().synchronize(); }
 }  // namespace loom::backends
 
 namespace loom::engine {
@@ -265,8 +267,13 @@ int64_t run(const std::vector<ExecItem> &items) {
       ptrs.push_back(buffer_data(*b));
       bytes += b->size * static_cast<int64_t>(itemsize(b->dtype));
     }
+    // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
+    // launches queue and kernel_seconds counts only their issue.
+    const bool timed = debug_level() >= 2;
+    if (timed) runtime::default_device().synchronize();
     const double k0 = now_ms();
     e.program->launch(ptrs.data(), e.global_size, e.parallel);
+    if (timed) runtime::default_device().synchronize();
     const double ms = now_ms() - k0;
     stats().kernel_seconds += ms * 1e-3;
     for (auto &b : e.release) b->mem.reset();

@@ -14,7 +14,10 @@ const char *key_type(DType d) {
   if (d == DType::Float64) return "double";
   return is_float(d) ? "float" : "int64_t";
 }
-const char *mem_type(DType d) {
+
+}  // namespace
+
+const char *sort_mem_type(DType d) {
   switch (d) {
     case DType::Bool: case DType::UInt8: return "uint8_t";
     case DType::Int8: return "int8_t";
@@ -27,11 +30,19 @@ const char *mem_type(DType d) {
   }
   return "?";
 }
-std::string load(DType d, const std::string &e) {
+
+std::string sort_key(DType d, const std::string &e) {
   if (d == DType::Float16) return "loom_h2f(" + e + ")";
   if (d == DType::BFloat16) return "loom_bf2f(" + e + ")";
   return "(" + std::string(key_type(d)) + ")" + e;
 }
+
+std::string sort_before(DType d, bool desc) {
+  if (!is_float(d)) return desc ? "((x) > (y))" : "((x) < (y))";
+  return desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))" : "((x) < (y) || ((y) != (y) && (x) == (x)))";
+}
+
+namespace {
 
 // Per line [start, end): keys gathered, positions merge-sorted bottom-up
 // (taking from the right run only when strictly before: stable), NaN largest.
@@ -44,15 +55,12 @@ std::string render_sort(const codegen::Program &p) {
   int64_t inner = 1;
   for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
   const std::string n = std::to_string(shape[axis]), in = std::to_string(inner);
-  const bool desc = ra.op == Op::Max;
-  const std::string before = is_float(dt) ? (desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))"
-                                                  : "((x) < (y) || ((y) != (y) && (x) == (x)))")
-                                          : (desc ? "((x) > (y))" : "((x) < (y))");
+  const std::string before = sort_before(dt, ra.op == Op::Max);
   const std::string key = key_type(dt);
   return "#include <stdlib.h>\n#define LOOM_BEFORE(x, y) " + before + "\nvoid " + p.name +
          "(void **bufs, int64_t start, int64_t end) {\n"
          "  int64_t *restrict out = (int64_t *)bufs[0];\n"
-         "  const " + mem_type(dt) + " *restrict in = (const " + mem_type(dt) + " *)bufs[1];\n"
+         "  const " + sort_mem_type(dt) + " *restrict in = (const " + sort_mem_type(dt) + " *)bufs[1];\n"
          "  const int64_t n = " + n + ", inner = " + in + ";\n"
          "  " + key + " *key = (" + key + " *)malloc(sizeof(" + key + ") * n);\n"
          "  int64_t *bufa = (int64_t *)malloc(sizeof(int64_t) * n), *bufb = (int64_t *)malloc(sizeof(int64_t) * n);\n"
@@ -60,7 +68,7 @@ std::string render_sort(const codegen::Program &p) {
          "  for (int64_t line = start; line < end; line++) {\n"
          "    const int64_t base = (line / inner) * n * inner + line % inner;\n"
          "    int64_t *a = bufa, *b = bufb;\n"
-         "    for (int64_t k = 0; k < n; k++) { key[k] = " + load(dt, "in[base + k * inner]") + "; a[k] = k; }\n"
+         "    for (int64_t k = 0; k < n; k++) { key[k] = " + sort_key(dt, "in[base + k * inner]") + "; a[k] = k; }\n"
          "    for (int64_t w = 1; w < n; w *= 2) {\n"
          "      for (int64_t lo = 0; lo < n; lo += 2 * w) {\n"
          "        const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"

@@ -9,4 +9,11 @@ namespace loom::renderer {
 
 std::string render_c_library(const codegen::Program &p);
 
+// Shared by the targets' sort templates: an element's type in memory, an
+// element read as a key (halves as float, integers and bool as int64), and
+// the comparison of keys x before y (NaN largest), a macro body.
+const char *sort_mem_type(DType d);
+std::string sort_key(DType d, const std::string &element);
+std::string sort_before(DType d, bool descending);
+
 }  // namespace loom::renderer

@@ -1,6 +1,7 @@
 #include "renderer/cuda_library.h"
 
 #include "loom/error.h"
+#include "renderer/c_library.h"
 #include "schedule/gemm.h"
 #include "uop/graph.h"
 
@@ -13,26 +14,6 @@ namespace {
 
 constexpr int64_t kSortThreads = 256;
 
-const char *mem_type(DType d) {
-  switch (d) {
-    case DType::Bool: case DType::UInt8: return "uint8_t";
-    case DType::Int8: return "int8_t";
-    case DType::Int16: return "int16_t";
-    case DType::Int32: return "int32_t";
-    case DType::Int64: return "int64_t";
-    case DType::Float16: case DType::BFloat16: return "uint16_t";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-  }
-  return "?";
-}
-// A key in registers: halves as float, integers (and bool) as int64.
-std::string load(DType d, const std::string &e) {
-  if (d == DType::Float16) return "loom_h2f(" + e + ")";
-  if (d == DType::BFloat16) return "loom_bf2f(" + e + ")";
-  if (d == DType::Float32 || d == DType::Float64) return e;
-  return "(int64_t)" + e;
-}
 int64_t trip(const uop::UOpRef &range) { return static_cast<int64_t>(range->src[0]->const_value()); }
 
 // A stable sort per line, one thread per line: positions merge-sorted
@@ -47,16 +28,13 @@ std::string render_sort(const codegen::Program &p) {
   int64_t inner = 1;
   for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
   LOOM_CHECK(shape[axis] < (int64_t{1} << 31), "a sorted line longer than 2^31");
-  const bool desc = ra.op == Op::Max;
-  const std::string before = is_float(dt) ? (desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))"
-                                                  : "((x) < (y) || ((y) != (y) && (x) == (x)))")
-                                          : (desc ? "((x) > (y))" : "((x) < (y))");
+  const std::string before = sort_before(dt, ra.op == Op::Max);
   const std::string lines = std::to_string(trip(p.global_range));
-  const std::string key = load(dt, "in[base + (int64_t)(k) * inner]");
+  const std::string key = sort_key(dt, "in[base + (int64_t)(k) * inner]");
   return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
          ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n"
          "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " + p.name +
-         "(int64_t *__restrict__ out, const " + mem_type(dt) + " *__restrict__ in) {\n"
+         "(int64_t *__restrict__ out, const " + sort_mem_type(dt) + " *__restrict__ in) {\n"
          "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
          "  if (line >= " + lines + ") return;\n"
          "  const int64_t n = " + std::to_string(shape[axis]) + ", inner = " + std::to_string(inner) + ";\n"

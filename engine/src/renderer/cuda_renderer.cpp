@@ -276,6 +276,24 @@ CudaKernel render_cuda(const codegen::Program &p) {
   return {body, r.blocks(), r.threads()};
 }
 
+std::vector<std::string> cuda_params(const std::string &source, const std::string &name) {
+  const std::string head = "extern \"C\" __global__ void ";
+  for (size_t at = source.find(head); at != std::string::npos; at = source.find(head, at + 1)) {
+    const size_t open = source.find(" " + name + "(", at), eol = source.find('\n', at);
+    if (open == std::string::npos || open > eol) continue;
+    const size_t first = open + name.size() + 2, close = source.find(')', first);
+    std::vector<std::string> params;
+    for (size_t p = first; p < close;) {
+      const size_t comma = std::min(source.find(',', p), close);
+      params.push_back(source.substr(p, comma - p));
+      p = comma + 1;
+      while (p < close && source[p] == ' ') p++;
+    }
+    return params;
+  }
+  throw InternalError("CUDA kernel " + name + ": no signature in its source");
+}
+
 codegen::Target cuda_target() {
   codegen::Target t;
   t.block = false;      // the CPU's cache blocking

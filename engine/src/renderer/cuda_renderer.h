@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codegen/linearize.h"
 #include "codegen/pipeline.h"
@@ -21,6 +22,11 @@ CudaKernel render_cuda(const codegen::Program &p);
 // What every kernel needs before it: fixed-width integers, NAN and INFINITY,
 // the C prelude's helpers under the same names, the block fold.
 const std::string &cuda_prelude();
+
+// The parameter declarations ("const float *__restrict__ data1", ...) of
+// kernel `name` in a translation unit this target rendered: one per buffer,
+// in slot order. Raises InternalError when the source has no such kernel.
+std::vector<std::string> cuda_params(const std::string &source, const std::string &name);
 
 // The codegen parameters of CUDA kernels.
 codegen::Target cuda_target();

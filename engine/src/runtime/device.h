@@ -56,6 +56,9 @@ class Device {
   virtual bool host_addressable() const { return false; }
   // A copy between two of its buffers.
   virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+  // Waits for the work queued so far (a GPU's launches return before their
+  // kernels finish; copies to the host wait by themselves).
+  virtual void synchronize() {}
   // One program per source, in order; misses compile in parallel.
   virtual std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                               CompileStats &stats) = 0;

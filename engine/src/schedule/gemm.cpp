@@ -102,6 +102,45 @@ Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
   return out;
 }
 
+// `outer` (unmasked, offset 0) over the row-major index space of `inner`
+// (unmasked) as one view, when each of outer's strided axes walks one of
+// inner's axes (no carry into another: at most its size, one outer axis
+// each): a broadcast, permute or reshape of a strided view.
+std::optional<shape::View> merged(const shape::View &outer, const shape::View &inner) {
+  if (outer.mask || inner.mask || outer.offset != 0) return std::nullopt;
+  if (inner.contiguous()) return outer;
+  std::vector<int64_t> row_major(inner.shape.size(), 1);
+  for (size_t j = inner.shape.size(); j-- > 1;) row_major[j - 1] = row_major[j] * inner.shape[j];
+  std::vector<bool> used(inner.shape.size(), false);
+  shape::View v = outer;
+  v.offset = inner.offset;
+  for (size_t d = 0; d < outer.shape.size(); d++) {
+    if (outer.strides[d] == 0 || outer.shape[d] == 1) {
+      v.strides[d] = 0;
+      continue;
+    }
+    std::optional<size_t> axis;
+    for (size_t j = 0; j < inner.shape.size(); j++)
+      if (!used[j] && row_major[j] == outer.strides[d] && inner.shape[j] >= outer.shape[d] &&
+          (!axis || inner.shape[j] > inner.shape[*axis]))
+        axis = j;
+    if (!axis) return std::nullopt;
+    used[*axis] = true;
+    v.strides[d] = inner.strides[*axis];
+  }
+  return v;
+}
+
+// The half dtype of an operand that is a float16 or bfloat16 buffer widened
+// as read: VIEW(CAST to float32 of VIEW(buffer)).
+std::optional<DType> widened_half(const UOpRef &e) {
+  if (e->op != Op::View || e->src[0]->op != Op::Cast || e->src[0]->dtype != DType::Float32) return std::nullopt;
+  const UOpRef &inner = e->src[0]->src[0];
+  if (inner->op != Op::View || inner->src[0]->op != Op::DefineGlobal) return std::nullopt;
+  if (inner->dtype != DType::Float16 && inner->dtype != DType::BFloat16) return std::nullopt;
+  return inner->dtype;
+}
+
 // Splits one kernel (see gemm.h); `parts` stays empty when it is not a large
 // GEMM-shaped reduction.
 Split analyze(const UOpRef &ast) {
@@ -172,6 +211,11 @@ Split analyze(const UOpRef &ast) {
   const UOpRef &a = p_is_a ? mul->src[0] : mul->src[1], &b = p_is_a ? mul->src[1] : mul->src[0];
   const std::vector<bool> &reads_a = p_is_a ? reads_p : reads_q, &reads_b = p_is_a ? reads_q : reads_p;
 
+  // Both operands halves of one dtype widened as read: a half GEMM (its packs
+  // hold halves, exactly; on tensor cores where the target has them).
+  const std::optional<DType> ha = widened_half(a), hb = widened_half(b);
+  const std::optional<DType> half = ha && ha == hb ? ha : std::nullopt;
+
   // An operand's view in the GEMM: its own view when that is already a
   // strided matrix (unit stride along rows or columns) of another buffer than
   // the output, else a pack kernel's row-major scratch buffer.
@@ -182,28 +226,40 @@ Split analyze(const UOpRef &ast) {
       return mat.reshape(sh).expand(g);
     };
     const bool on_buffer = e->op == Op::View && e->src[0]->op == Op::DefineGlobal;
-    const ShapeTracker &st = on_buffer ? e->arg_as<ShapeTracker>() : ShapeTracker::from_shape(s);
-    if (on_buffer && e->src[0]->arg_as<int64_t>() != 0) {
+    const ShapeTracker &st = on_buffer || half ? e->arg_as<ShapeTracker>() : ShapeTracker::from_shape(s);
+    const UOpRef &buffer = half ? e->src[0]->src[0]->src[0] : e->src[0];
+    if ((on_buffer || half) && buffer->arg_as<int64_t>() != 0) {
       const ShapeTracker p = permuted(st, s, l, reads, true);
       const ShapeTracker mat = p.reshape(matrices_shape(p.shape(), s, l));
-      if (mat.single_plain()) {
-        const shape::Strides &str = mat.views[0].strides;
+      // A half operand's memory view: through its CAST's inner view.
+      const std::optional<shape::View> mem =
+          !mat.single_plain() ? std::nullopt
+          : half             ? merged(mat.views[0], e->src[0]->src[0]->arg_as<ShapeTracker>().views.at(0))
+                             : std::optional<shape::View>(mat.views[0]);
+      if (mem && (!half || e->src[0]->src[0]->arg_as<ShapeTracker>().single_plain())) {
+        const shape::Strides &str = mem->strides;
         const int64_t row = str[str.size() - 2], col = str.back();
         if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
           return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
       }
     }
     // The pack stores the operand's axes unmerged (its read stays one view
-    // where the operand's is), in the order of the matrices it makes.
+    // where the operand's is), in the order of the matrices it makes; a half
+    // operand's pack stores its halves (narrowing the widened value back).
     const ShapeTracker p = permuted(st, s, l, reads, false);
     const Shape packed = matrices_shape(p.shape(), s, l);
     Shape unmerged;
     for (int64_t x : p.shape())
       if (x != 1) unmerged.push_back(x);
-    const int64_t ref = split.add_scratch(DType::Float32, shape::prod(packed));
-    split.parts.push_back(make_part(UOp::make(Op::View, DType::Float32, {on_buffer ? e->src[0] : e}, p.reshape(unmerged)),
-                                    ref, DType::Float32, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
-    return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(ShapeTracker::from_shape(packed)));
+    const DType dt = half ? *half : DType::Float32;
+    const int64_t ref = split.add_scratch(dt, shape::prod(packed));
+    UOpRef value = UOp::make(Op::View, DType::Float32, {on_buffer || half ? e->src[0] : e}, p.reshape(unmerged));
+    if (half) value = UOp::make(Op::Cast, dt, {value});
+    split.parts.push_back(make_part(value, ref, dt, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
+    const ShapeTracker mat = ShapeTracker::from_shape(packed);
+    if (!half) return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(mat));
+    const UOpRef widened = UOp::make(Op::Cast, DType::Float32, {UOp::make(Op::View, dt, {global(dt, ref)}, mat)});
+    return UOp::make(Op::View, DType::Float32, {widened}, to_gemm(mat));
   };
   const UOpRef va = operand(a, {prefix, rows, k}, reads_a, true);
   const UOpRef vb = operand(b, {prefix, k, cols}, reads_b, false);
@@ -255,34 +311,6 @@ SplitMemo &memo() {
 
 // An operand of the canonical GEMM over shape g: one unmasked view of another
 // buffer than the output, broadcast along `unused` (n for A, m for B).
-// `outer` (unmasked, offset 0) over the row-major index space of `inner`
-// (unmasked) as one view, when each of outer's strided axes walks one of
-// inner's axes (no carry into another: at most its size, one outer axis
-// each): a broadcast, permute or reshape of a strided view.
-std::optional<shape::View> merged(const shape::View &outer, const shape::View &inner) {
-  if (outer.mask || inner.mask || outer.offset != 0) return std::nullopt;
-  std::vector<int64_t> row_major(inner.shape.size(), 1);
-  for (size_t j = inner.shape.size(); j-- > 1;) row_major[j - 1] = row_major[j] * inner.shape[j];
-  std::vector<bool> used(inner.shape.size(), false);
-  shape::View v = outer;
-  v.offset = inner.offset;
-  for (size_t d = 0; d < outer.shape.size(); d++) {
-    if (outer.strides[d] == 0 || outer.shape[d] == 1) {
-      v.strides[d] = 0;
-      continue;
-    }
-    std::optional<size_t> axis;
-    for (size_t j = 0; j < inner.shape.size(); j++)
-      if (!used[j] && row_major[j] == outer.strides[d] && inner.shape[j] >= outer.shape[d] &&
-          (!axis || inner.shape[j] > inner.shape[*axis]))
-        axis = j;
-    if (!axis) return std::nullopt;
-    used[*axis] = true;
-    v.strides[d] = inner.strides[*axis];
-  }
-  return v;
-}
-
 // `in`: the buffer's dtype. A half one is VIEW(CAST to float32 of VIEW(buffer)):
 // the two views merge.
 std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row, DType in) {

@@ -105,11 +105,12 @@ bool always_realized(const UOp *u) {
 }
 
 // A half buffer (through views; a realized one or one realized here) widened
-// to float32: exact and as cheap as its load, so a kernel reading it through
+// to float32, maybe viewed again: exact and as cheap as its load, so a kernel reading it through
 // an expanding view converts per read rather than reading a float32 copy (a
 // half matmul's operands stay halves in its kernel: the tensor-core GEMM's
 // operands, schedule/gemm.h).
-bool is_widened_buffer(const UOpRef &u, const NodeSet &rp) {
+bool is_widened_buffer(UOpRef u, const NodeSet &rp) {
+  while (u->op == Op::View) u = u->src[0];  // a padded one too (a convolution's input)
   if (u->op != Op::Cast || u->dtype != DType::Float32) return false;
   const DType from = u->src[0]->dtype;
   if (from != DType::Float16 && from != DType::BFloat16) return false;

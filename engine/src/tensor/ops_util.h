@@ -18,8 +18,9 @@ UOpRef cast_to(const UOpRef &u, DType dt);
 Tensor scalar_tensor(Scalar s, DType dt);
 Tensor make_tensor(UOpRef u);
 // u's value as a node the scheduler stores row-major on its own: u itself when
-// it is a whole buffer or a CONTIGUOUS node, else a new CONTIGUOUS node. (Not
-// torch's contiguous(): that returns any contiguous view itself.)
+// it is a whole buffer or a CONTIGUOUS node, halves widened to float32 as the
+// widening of their row-major node, else a new CONTIGUOUS node. (Not torch's
+// contiguous(): that returns any contiguous view itself.)
 UOpRef row_major(const UOpRef &u);
 // Where each element of a view lands in its base's row-major storage: the
 // view's replay (its movement ops from the base) over a base of that shape.

@@ -1,7 +1,6 @@
 // Tensor: creation, properties and realization.
 #include "loom/tensor.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "autograd/impl.h"
+#include "loom/backends.h"
 #include "engine/realize.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
@@ -138,6 +138,11 @@ std::string Tensor::str() const {
 namespace tensor {
 UOpRef row_major(const UOpRef &u) {
   if (uop::whole_buffer(u.get()) || u->op == Op::Contiguous) return u;
+  // Halves widened to float32: the halves stored row-major, widened as read
+  // (exact, and half the bytes; a half convolution's windows stay halves).
+  if (u->op == Op::Cast && u->dtype == DType::Float32 &&
+      (u->src[0]->dtype == DType::Float16 || u->src[0]->dtype == DType::BFloat16))
+    return UOp::make(Op::Cast, u->dtype, {row_major(u->src[0])});
   return UOp::make(Op::Contiguous, u->dtype, {u});
 }
 }  // namespace tensor
@@ -167,11 +172,7 @@ Tensor Tensor::contiguous() const {
                           [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
-std::string Tensor::device() const {
-  std::string d = engine::device_name();
-  for (char &c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return d;
-}
+std::string Tensor::device() const { return backends::device(); }
 
 Tensor Tensor::to(const std::string &device) const {
   const std::string kind = device.substr(0, device.find(':'));

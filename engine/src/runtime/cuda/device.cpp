@@ -26,31 +26,9 @@ std::atomic<bool> exiting{false};
 
 CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-// The number of buffers a kernel takes. Every parameter of a loom kernel is
-// one buffer's pointer, so it is the number of parameters in the kernel's
-// signature: the list after "<name>(" on the first line starting with
-// extern "C" __global__ that names the kernel (no parameter type holds a comma
-// or a parenthesis). The engine passes exactly that many buffers, in order.
-size_t count_buffers(const KernelSource &k) {
-  constexpr std::string_view head = "extern \"C\" __global__";
-  const std::string call = " " + k.name + "(";
-  const std::string_view src = k.source;
-  for (size_t line = 0; line < src.size();) {
-    const size_t eol = std::min(src.find('\n', line), src.size());
-    const std::string_view text = src.substr(line, eol - line);
-    const size_t open = text.find(call);
-    if (text.starts_with(head) && open != std::string_view::npos) {
-      const size_t first = line + open + call.size(), close = src.find(')', first);
-      if (close == std::string_view::npos) break;
-      const std::string_view params = src.substr(first, close - first);
-      if (params.find_first_not_of(" \t\n") == std::string_view::npos || params == "void") return 0;
-      return 1 + static_cast<size_t>(std::count(params.begin(), params.end(), ','));
-    }
-    line = eol + 1;
-  }
-  throw InternalError("CUDA kernel " + k.name + ": no signature line (extern \"C\" __global__ ... " + k.name +
-                      "(...)) in its source:\n" + k.source);
-}
+// The number of buffers a kernel takes: every parameter of a loom kernel is
+// one buffer's pointer, and the engine passes exactly those, in order.
+size_t count_buffers(const KernelSource &k) { return renderer::cuda_params(k.source, k.name).size(); }
 
 class CudaProgram : public Program {
  public:
@@ -188,6 +166,8 @@ class CudaDevice : public Device {
     bind_context();
     check(driver().MemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
   }
+
+  void synchronize() override { cuda::synchronize(); }
 
   std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
 

@@ -89,21 +89,13 @@ static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
 using Entry = void (*)(void **bufs, unsigned block, unsigned thread, unsigned threads, void (*sync)());
 
 // The call of the kernel from an entry every kernel has, its parameters cast
-// from the buffer array, read off the kernel's signature.
+// from the buffer array.
 std::string entry_point(const KernelSource &k) {
-  const std::string sig = k.source.substr(k.body, k.source.find('\n', k.body) - k.body);
-  const size_t open = sig.find('(', sig.find(k.name)), close = sig.rfind(')');
   std::string call = k.name + "(";
-  size_t at = open + 1, slot = 0;
-  while (at < close) {
-    size_t comma = sig.find(", ", at);
-    if (comma == std::string::npos || comma > close) comma = close;
-    const std::string param = sig.substr(at, comma - at);
-    const std::string type = param.substr(0, param.find("__restrict__"));
-    call += std::string(slot ? ", " : "") + "(" + type + ")bufs[" + std::to_string(slot) + "]";
-    slot++;
-    at = comma + 2;
-  }
+  const std::vector<std::string> params = renderer::cuda_params(k.source, k.name);
+  for (size_t i = 0; i < params.size(); i++)
+    call += std::string(i ? ", " : "") + "(" + params[i].substr(0, params[i].find("__restrict__")) + ")bufs[" +
+            std::to_string(i) + "]";
   return k.source + "\nextern \"C\" void loom_emu_entry(void **bufs, unsigned block, unsigned thread, unsigned threads, "
                     "void (*sync)()) {\n  blockIdx.x = block; threadIdx.x = thread; blockDim.x = threads; loom_emu_sync = sync;\n  " +
          call + ");\n}\n";

@@ -1,16 +1,18 @@
-"""torch.cuda on a machine without CUDA for loom: nothing is available, and
-the calls scripts make around timing and seeding work on the CPU clock."""
+"""torch.cuda for loom: available when the process computes on CUDA
+(LOOM_DEVICE=CUDA, one GPU); otherwise nothing is, and the calls scripts make
+around timing and seeding work on the CPU clock."""
 import time
 
+from loom import _C
 from loom.shim import unsupported
 
 
 def is_available():
-    return False
+    return _C.device() == "cuda"
 
 
 def device_count():
-    return 0
+    return 1 if is_available() else 0
 
 
 def current_device():
@@ -18,7 +20,8 @@ def current_device():
 
 
 def synchronize(device=None):
-    """loom runs each realize to completion, so there is nothing to wait for."""
+    """Waits for the kernels queued on the GPU (on the CPU each realize runs to completion)."""
+    _C.synchronize()
 
 
 def manual_seed(seed):
@@ -53,6 +56,7 @@ class Event:
         self._time = None
 
     def record(self, stream=None):
+        _C.synchronize()  # the time when the work queued so far is done
         self._time = time.perf_counter()
 
     def query(self):
