@@ -62,8 +62,8 @@ def resolve(dev):
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda" and HOST.type == "cpu" and not _warned:
         _warned = True
-        warnings.warn("loom: this process computes on the CPU (LOOM_DEVICE); tensors and modules sent to 'cuda' "
-                      "run on the CPU", stacklevel=3)
+        warnings.warn("loom: this process computes on the CPU (LOOM_DEVICE=CUDA selects the GPU); tensors and "
+                      "modules sent to 'cuda' run on the CPU", stacklevel=3)
     return HOST
 
 
