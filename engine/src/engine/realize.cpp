@@ -269,12 +269,14 @@ int64_t run(const std::vector<ExecItem> &items) {
     }
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
-    const bool timed = debug_level() >= 2;
-    if (timed) runtime::default_device().synchronize();
-    const double k0 = now_ms();
-    e.program->launch(ptrs.data(), e.global_size, e.parallel);
-    if (timed) runtime::default_device().synchronize();
-    const double ms = now_ms() - k0;
+    double ms = 0;
+    if (debug_level() >= 2) {
+      ms = runtime::default_device().timed_launch(*e.program, ptrs.data(), e.global_size, e.parallel);
+    } else {
+      const double k0 = now_ms();
+      e.program->launch(ptrs.data(), e.global_size, e.parallel);
+      ms = now_ms() - k0;
+    }
     stats().kernel_seconds += ms * 1e-3;
     for (auto &b : e.release) b->mem.reset();
     stats().kernels_run++;

@@ -1,5 +1,6 @@
 #include "runtime/device.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +12,14 @@
 #include "runtime/cuda/nvrtc.h"
 
 namespace loom::runtime {
+
+double Device::timed_launch(const Program &p, void **bufs, int64_t global_size, bool parallel) {
+  synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  p.launch(bufs, global_size, parallel);
+  synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 Device &default_device() {
   static Device &d = []() -> Device & {

@@ -59,6 +59,10 @@ class Device {
   // Waits for the work queued so far (a GPU's launches return before their
   // kernels finish; copies to the host wait by themselves).
   virtual void synchronize() {}
+  // Launches `p` and returns its run time in milliseconds, waiting for it
+  // (LOOM_DEBUG=2's per-kernel times): the host's clock around the launch by
+  // default, a GPU's events on CUDA.
+  virtual double timed_launch(const Program &p, void **bufs, int64_t global_size, bool parallel);
   // One program per source, in order; misses compile in parallel.
   virtual std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                               CompileStats &stats) = 0;

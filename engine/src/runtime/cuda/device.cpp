@@ -169,6 +169,30 @@ class CudaDevice : public Device {
 
   void synchronize() override { cuda::synchronize(); }
 
+  // The time between two events around the launch, on the GPU's clock.
+  double timed_launch(const Program &p, void **bufs, int64_t global_size, bool parallel) override {
+    bind_context();
+    const Driver &d = driver();
+    CUevent start = nullptr, end = nullptr;
+    check(d.EventCreate(&start, 0), "cuEventCreate");
+    check(d.EventCreate(&end, 0), "cuEventCreate");
+    float ms = 0;
+    try {
+      check(d.EventRecord(start, nullptr), "cuEventRecord");
+      p.launch(bufs, global_size, parallel);
+      check(d.EventRecord(end, nullptr), "cuEventRecord");
+      check(d.EventSynchronize(end), "cuEventSynchronize");
+      check(d.EventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+    } catch (...) {
+      d.EventDestroy(start);
+      d.EventDestroy(end);
+      throw;
+    }
+    d.EventDestroy(start);
+    d.EventDestroy(end);
+    return ms;
+  }
+
   std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
 
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
