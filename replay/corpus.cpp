@@ -100,9 +100,6 @@ std::vector<Program> showcases() {
          Tensor a = iota({2, 9, 16}, DType::BFloat16).contiguous(), b = iota({2, 12, 16}, DType::BFloat16).contiguous();
          return std::vector<Tensor>{a.matmul(b.transpose(-1, -2))};
        }},
-      // A library kernel: a stable sort per line.
-      {"library.argsort_rows", "",
-       [] { return std::vector<Tensor>{iota({4, 6}).sin().argsort(1, true)}; }},
       {"dtype.int_promotion", "",
        [] { return std::vector<Tensor>{iota({8}, DType::Int8, 1, -4) * iota({8}, DType::UInt8, 1, 0) + 2.5}; }},
       {"reduce.argmax_rows", "", [] { return std::vector<Tensor>{iota({4, 6}).sin().argmax(1)}; }},
