@@ -55,10 +55,17 @@ Launch plan(const codegen::Program &p) {
     scans |= x->op == Op::Scan;
   }
   size_t body = 0, end = u.size();  // the per-thread statements: [body, end)
+  size_t open = 0;
   if (p.global_range) {
-    size_t open = 0;
     while (open < u.size() && u[open] != p.global_range) open++;
     LOOM_CHECK(open < u.size(), "the global loop is not in the program");
+  }
+  // Threads split the global loop when it is the whole program but values
+  // (anything else outside it would run once per thread).
+  bool whole = p.global_range && end_of(u, open) + 1 == u.size();
+  for (size_t i = 0; whole && i < open; i++)
+    whole = u[i]->op != Op::Store && u[i]->op != Op::DefineAcc && u[i]->op != Op::Range;
+  if (whole) {
     for (;;) {
       l.threads.push_back(u[open]);
       l.collapsed.insert(u[open].get());
