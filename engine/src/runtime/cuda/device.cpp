@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
@@ -7,7 +6,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <string_view>
 
 #include "loom/error.h"
 #include "renderer/cuda_renderer.h"

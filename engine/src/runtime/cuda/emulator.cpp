@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -108,7 +109,7 @@ std::string entry_point(const KernelSource &k) {
 struct Fibers {
   ucontext_t main{};
   std::vector<ucontext_t> ctx;
-  std::vector<std::vector<char>> stacks;
+  std::vector<std::unique_ptr<char[]>> stacks;  // kept for the next launch (not zeroed)
   std::vector<bool> done;
   Entry fn = nullptr;
   void **bufs = nullptr;
@@ -133,17 +134,17 @@ constexpr size_t kStack = 256 << 10;
 void start_fiber(Fibers &f, unsigned t) {
   ucontext_t &c = f.ctx[t];
   getcontext(&c);
-  c.uc_stack.ss_sp = f.stacks[t].data();
+  c.uc_stack.ss_sp = f.stacks[t].get();
   c.uc_stack.ss_size = kStack;
   c.uc_link = &f.main;
   makecontext(&c, fiber_main, 0);
 }
 
 void run_block_fibers(Entry fn, void **bufs, unsigned blocks, unsigned threads) {
-  Fibers f;
+  static thread_local Fibers f;
   f.fn = fn, f.bufs = bufs, f.threads = threads;
   f.ctx.resize(threads);
-  f.stacks.assign(threads, std::vector<char>(kStack));
+  while (f.stacks.size() < threads) f.stacks.push_back(std::make_unique_for_overwrite<char[]>(kStack));
   g_fibers = &f;
   for (unsigned b = 0; b < blocks; b++) {
     f.block = b;
