@@ -17,7 +17,9 @@ and does the same steps. `compare` prints the loss table and fails (exit 1)
 when a step's loss differs by more than rtol or the accuracies by more than
 one point. Env as train.py: DATA, BS, WIDTH, STEPS (the steps trained),
 SEED; SCHEDULE: the one-cycle schedule's length (default STEPS; longer: the
-first STEPS steps of a longer run); EVAL: test images evaluated (256).
+first STEPS steps of a longer run); EVAL: test images evaluated (256);
+TORCH_MKLDNN=0: real torch convolves without oneDNN (its im2col GEMM, the
+algorithm loom runs), whose kernels on CPUs with AVX-512 round differently.
 """
 import json
 import os
@@ -26,6 +28,9 @@ import time
 
 import numpy as np
 import torch
+
+if os.environ.get("TORCH_MKLDNN") == "0" and not torch.__version__.endswith("+loom"):
+    torch.backends.mkldnn.enabled = False
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train  # noqa: E402  (env is read at import: set DATA, BS, WIDTH, STEPS first)
