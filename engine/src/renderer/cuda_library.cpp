@@ -57,10 +57,6 @@ std::string render_sort(const codegen::Program &p) {
          "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
 }
 
-// What the kernels need of C's headers and the C prelude's helpers, under
-// the same names: fixed-width integers, NAN and INFINITY, half conversions
-// (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
-// max and min, integer pow; exp, log, tanh and erf are CUDA's.
 // C = A B of halves on tensor cores: each warp computes a 16 x 32 tile of C
 // with mma.m16n8k16 (float accumulators), a block of 4 warps a 64 x 32
 // tile, k in steps of 16; the fragments load straight from the operands'

@@ -196,6 +196,11 @@ class CudaRenderer : public CStyleRenderer {
 
 }  // namespace
 
+// What the kernels need of C's headers and the C prelude's helpers, under
+// the same names: fixed-width integers, NAN and INFINITY, half conversions
+// (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
+// max and min, integer pow, tensor-core steps, the block fold; exp, log,
+// tanh and erf are CUDA's.
 const std::string &cuda_prelude() {
   static const std::string s = R"(typedef signed char int8_t;
 typedef unsigned char uint8_t;
