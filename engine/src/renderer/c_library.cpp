@@ -42,20 +42,25 @@ std::string sort_before(DType d, bool desc) {
   return desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))" : "((x) < (y) || ((y) != (y) && (x) == (x)))";
 }
 
-namespace {
-
-// Per line [start, end): keys gathered, positions merge-sorted bottom-up
-// (taking from the right run only when strictly before: stable), NaN largest.
-std::string render_sort(const codegen::Program &p) {
+SortLines sort_lines(const codegen::Program &p) {
   const uop::UOpRef &sort = p.library;
-  const DType dt = sort->src[0]->dtype;
   const Shape &shape = uop::shape_of(sort);
   const auto &ra = sort->arg_as<uop::ReduceArg>();
   const auto axis = static_cast<size_t>(ra.axes.at(0));
   int64_t inner = 1;
   for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
-  const std::string n = std::to_string(shape[axis]), in = std::to_string(inner);
-  const std::string before = sort_before(dt, ra.op == Op::Max);
+  return {sort->src[0]->dtype, shape[axis], inner, ra.op == Op::Max};
+}
+
+namespace {
+
+// Per line [start, end): keys gathered, positions merge-sorted bottom-up
+// (taking from the right run only when strictly before: stable), NaN largest.
+std::string render_sort(const codegen::Program &p) {
+  const SortLines s = sort_lines(p);
+  const DType dt = s.dtype;
+  const std::string n = std::to_string(s.n), in = std::to_string(s.inner);
+  const std::string before = sort_before(dt, s.descending);
   const std::string key = key_type(dt);
   return "#include <stdlib.h>\n#define LOOM_BEFORE(x, y) " + before + "\nvoid " + p.name +
          "(void **bufs, int64_t start, int64_t end) {\n"

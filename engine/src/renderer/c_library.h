@@ -9,6 +9,16 @@ namespace loom::renderer {
 
 std::string render_c_library(const codegen::Program &p);
 
+// A sort kernel's lines (Program::library is the SORT node): the sorted
+// dtype, the line length n, the stride `inner` between a line's elements,
+// and the order.
+struct SortLines {
+  DType dtype;
+  int64_t n, inner;
+  bool descending;
+};
+SortLines sort_lines(const codegen::Program &p);
+
 // Shared by the targets' sort templates: an element's type in memory, an
 // element read as a key (halves as float, integers and bool as int64), and
 // the comparison of keys x before y (NaN largest), a macro body.

@@ -20,15 +20,10 @@ int64_t trip(const uop::UOpRef &range) { return static_cast<int64_t>(range->src[
 // bottom-up with the runs kept in the low and the high 32 bits of the
 // output's own elements (no scratch memory), NaN largest.
 std::string render_sort(const codegen::Program &p) {
-  const UOpRef &sort = p.library;
-  const DType dt = sort->src[0]->dtype;
-  const Shape &shape = uop::shape_of(sort);
-  const auto &ra = sort->arg_as<uop::ReduceArg>();
-  const auto axis = static_cast<size_t>(ra.axes.at(0));
-  int64_t inner = 1;
-  for (size_t i = axis + 1; i < shape.size(); ++i) inner *= shape[i];
-  LOOM_CHECK(shape[axis] < (int64_t{1} << 31), "a sorted line longer than 2^31");
-  const std::string before = sort_before(dt, ra.op == Op::Max);
+  const SortLines s = sort_lines(p);
+  const DType dt = s.dtype;
+  LOOM_CHECK(s.n < (int64_t{1} << 31), "a sorted line longer than 2^31");
+  const std::string before = sort_before(dt, s.descending);
   const std::string lines = std::to_string(trip(p.global_range));
   const std::string key = sort_key(dt, "in[base + (int64_t)(k) * inner]");
   return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
@@ -37,7 +32,7 @@ std::string render_sort(const codegen::Program &p) {
          "(int64_t *__restrict__ out, const " + sort_mem_type(dt) + " *__restrict__ in) {\n"
          "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
          "  if (line >= " + lines + ") return;\n"
-         "  const int64_t n = " + std::to_string(shape[axis]) + ", inner = " + std::to_string(inner) + ";\n"
+         "  const int64_t n = " + std::to_string(s.n) + ", inner = " + std::to_string(s.inner) + ";\n"
          "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
          "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
          "  int h = 0;  // the half holding the current runs\n"

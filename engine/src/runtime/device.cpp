@@ -7,9 +7,7 @@
 #include "loom/error.h"
 #include "runtime/cpu/cpu.h"
 #include "runtime/cuda/cuda.h"
-#include "runtime/cuda/driver.h"
 #include "runtime/cuda/emulator.h"
-#include "runtime/cuda/nvrtc.h"
 
 namespace loom::runtime {
 
@@ -36,8 +34,7 @@ Device &default_device() {
 std::string device_missing(const std::string &name) {
   if (name == "CPU") return "";
   if (name != "CUDA") return "no device named " + name + " (available: CPU, CUDA)";
-  const std::string &driver = cuda::driver_missing();
-  return driver.empty() ? cuda::nvrtc_missing() : driver;
+  return cuda::missing();
 }
 
 }  // namespace loom::runtime

@@ -13,6 +13,9 @@ namespace loom::runtime::cuda {
 // The device on GPU 0; throws loom::Error naming what is missing when CUDA
 // cannot be used here.
 Device &device();
+// Why device() would throw (no driver, no GPU, no NVRTC), a sentence starting
+// "CUDA: "; "" when CUDA can be used.
+std::string missing();
 // Waits for all launched work (cuCtxSynchronize), for callers that time
 // kernels; a kernel's asynchronous failure is thrown here.
 void synchronize();

@@ -283,18 +283,17 @@ class CudaDevice : public Device {
   size_t cached_ = 0;                                // bytes in free_
 };
 
-// Why CUDA cannot be used, naming the missing piece; "" when it can.
-std::string unavailable() {
+}  // namespace
+
+std::string missing() {
   if (const std::string &why = driver_missing(); !why.empty()) return why;
   const std::string &why = nvrtc_missing();
   if (why.empty() || why.starts_with("CUDA")) return why;
   return "CUDA: " + why;
 }
 
-}  // namespace
-
 Device &device() {
-  if (const std::string why = unavailable(); !why.empty()) throw Error(why);
+  if (const std::string why = missing(); !why.empty()) throw Error(why);
   static auto *d = new CudaDevice();  // leaked on purpose, like the CPU device: buffers may be freed at exit
   return *d;
 }
