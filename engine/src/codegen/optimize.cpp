@@ -12,7 +12,6 @@ using uop::UOp;
 
 namespace {
 
-constexpr int64_t kUnrollBytes = 64;
 constexpr int64_t kReduceUpcast = 8, kReduceUpcast2 = 8;
 constexpr int64_t kSmallAxis = 4, kMaxScalarAccumulators = 48;
 
@@ -124,14 +123,14 @@ KernelShape kernel_shape(const UOpRef &ast) {
 // The innermost axis (past size-1 ones) in groups of `bytes`, or of fewer (at
 // least 4 elements) where the axis is shorter. Groups may leave a tail
 // (lowerer.h: 15 x 15 = 14 * 16 + 1 merged, 24 * 31 * 31 = 1441 * 16 + 8),
-// which runs inside the outer output loops: a kernel with none, or one that
-// writes through a view, takes dividing groups only.
-Upcast group(const KernelShape &k, int64_t bytes) {
+// which runs inside the outer output loops: a kernel with none, one that
+// writes through a view, or a target without tails takes dividing groups only.
+Upcast group(const KernelShape &k, int64_t bytes, bool tails = true) {
   size_t axis = k.shape.size() - 1;  // the innermost axis over 1 element (size-1 axes have no loop)
   while (axis > 0 && k.shape[axis] == 1) axis--;
   const int64_t n = k.shape[axis];
   int64_t u = bytes / k.itemsize;
-  const bool tail = !k.write && std::any_of(k.shape.begin(), k.shape.begin() + static_cast<std::ptrdiff_t>(axis),
+  const bool tail = tails && !k.write && std::any_of(k.shape.begin(), k.shape.begin() + static_cast<std::ptrdiff_t>(axis),
                                             [](int64_t d) { return d > 1; });
   while (tail && u > n && u > 4) u /= 2;
   if (u < 2 || n < u || (n % u != 0 && !tail)) return {};
@@ -140,10 +139,10 @@ Upcast group(const KernelShape &k, int64_t bytes) {
 
 }  // namespace
 
-Upcast optimize(const UOpRef &ast) {
+Upcast optimize(const UOpRef &ast, const Target &t) {
   const KernelShape k = kernel_shape(ast);
-  if (k.kind == KernelShape::Elementwise) return group(k, kUnrollBytes);
-  if (k.kind == KernelShape::Reduce) return reduce_tile(k.value, k.shape, *k.reduce);
+  if (k.kind == KernelShape::Elementwise && t.group_bytes > 0) return group(k, t.group_bytes, t.group_tail);
+  if (k.kind == KernelShape::Reduce && t.reduce_tiles) return reduce_tile(k.value, k.shape, *k.reduce);
   return {};
 }
 

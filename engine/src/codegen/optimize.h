@@ -5,6 +5,7 @@
 // (pipeline.h's prepared()), whose axes the upcasts name.
 #pragma once
 #include "codegen/lowerer.h"
+#include "codegen/target.h"
 
 namespace loom::codegen {
 
@@ -17,8 +18,9 @@ namespace loom::codegen {
 // per row of the tile), a tile of at most 48 scalar accumulators with the
 // fewest loads per accumulator otherwise (a convolution's 3x3 window whole).
 // Each element reduces in the same order as in the plain loop nest. Empty:
-// the plain loop nest.
-Upcast optimize(const UOpRef &ast);
+// the plain loop nest. The target may change the group's bytes, forbid its
+// tail, or the tiles (target.h).
+Upcast optimize(const UOpRef &ast, const Target &t = {});
 
 // What LOOM_BEAM times: up to `n` upcasts for `ast`, optimize()'s first and
 // the plain loop nest second, then other groups and tiles (elementwise: the

@@ -83,12 +83,12 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
       return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
   const UOpRef kernel = prepared(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", kernel->str());
-  const Upcast up = forced ? *forced : no_opt() || !t.upcast ? Upcast{} : optimize(kernel);
+  const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel, t);
   log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
   LoweredKernel lowered = lower(kernel, up, !no_opt());
   log_pass(name, "lower", lowered.sink->str());
-  if (!no_opt() && t.vectorize) {
-    lowered = vectorize(lowered, up);
+  if (!no_opt() && t.vectors != Vectors::None) {
+    lowered = vectorize(lowered, up, t.vectors);
     log_pass(name, "vectorize", lowered.sink->str());
   }
   Program p = linearize(lowered, name, std::move(buf_dtypes));

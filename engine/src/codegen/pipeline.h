@@ -23,21 +23,9 @@
 
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
+#include "codegen/target.h"
 
 namespace loom::codegen {
-
-// What a device's kernels may use, the passes' parameters per target (the C
-// target: everything; CUDA: renderer/cuda_renderer.h). Under LOOM_NOOPT=1
-// every optional pass is off whatever the target says.
-struct Target {
-  bool block = true;      // the block pass (CPU cache blocking)
-  bool upcast = true;     // the optimize pass's groups and tiles
-  bool vectorize = true;  // vector UOps (the C target's GCC vector types)
-  // A canonical float16/bfloat16 GEMM kernel (schedule/gemm.h) becomes a
-  // library kernel: the Program's `library` is the kernel's AST, rendered as
-  // the target's matrix-multiply-accumulate instructions.
-  bool tensor_cores = false;
-};
 
 // The kernel as the optimize pass sees it: the merge and block passes' result
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.

@@ -20,20 +20,23 @@ int64_t lanes(const UOp &u) {
 namespace {
 
 // The lanes of a vector: the widest count of 16, 8 or 4 that divides the
-// innermost upcast's amount (0: none).
-int64_t lane_count(int64_t amount) {
+// innermost upcast's amount (memory vectors: 4), 0 when none does.
+int64_t lane_count(int64_t amount, Vectors mode) {
   for (int64_t w : {16, 8, 4})
-    if (amount % w == 0) return w;
+    if (amount % w == 0 && (w == 4 || mode == Vectors::All)) return w;
   return 0;
 }
 
 // Whether vectors pay: some lanes load consecutive elements, or compute exp,
-// erf, log or tanh. Lanes that only gather (a row sum's rows) stay scalar chains.
-bool pays(const UOpRef &sink) {
-  for (auto &u : uop::toposort(sink))
-    if (lanes(*u) > 1 && (u->op == Op::Load || u->op == Op::Exp || u->op == Op::Erf || u->op == Op::Log ||
-                          u->op == Op::Tanh))
+// erf, log or tanh (memory vectors: some load or store is one access).
+// Lanes that only gather (a row sum's rows) stay scalar chains.
+bool pays(const UOpRef &sink, Vectors mode) {
+  for (auto &u : uop::toposort(sink)) {
+    if (lanes(*u) == 1) continue;
+    if (u->op == Op::Load || (mode == Vectors::Memory && u->op == Op::Store)) return true;
+    if (mode == Vectors::All && (u->op == Op::Exp || u->op == Op::Erf || u->op == Op::Log || u->op == Op::Tanh))
       return true;
+  }
   return false;
 }
 
@@ -79,6 +82,13 @@ bool consecutive(const std::vector<UOpRef> &idx) {
   return true;
 }
 
+// The index is a multiple of w wherever its terms are integers.
+bool aligned(const UOpRef &idx, int64_t w) {
+  const Affine a = affine(idx);
+  return a.constant % w == 0 &&
+         std::all_of(a.terms.begin(), a.terms.end(), [&](const auto &t) { return t.second % w == 0; });
+}
+
 bool all_same(const std::vector<UOpRef> &n) {
   return std::all_of(n.begin(), n.end(), [&](const UOpRef &u) { return u == n[0]; });
 }
@@ -114,7 +124,7 @@ struct Pack {
 
 class Vectorizer {
  public:
-  explicit Vectorizer(int64_t w) : w_(w) {}
+  Vectorizer(int64_t w, Vectors mode) : w_(w), mode_(mode) {}
 
   Pack pack(const std::vector<UOpRef> &n) {
     std::vector<const UOp *> key;
@@ -136,7 +146,7 @@ class Vectorizer {
   }
 
   std::vector<UOpRef> stores(const std::vector<UOpRef> &st) {
-    std::vector<UOpRef> values, idx, gates;
+    std::vector<UOpRef> values, idx;
     for (auto &s : st) {
       values.push_back(s->src[2]);
       idx.push_back(s->src[1]);
@@ -146,9 +156,11 @@ class Vectorizer {
     const bool one_gate = std::all_of(st.begin(), st.end(), [&](const UOpRef &s) {
       return s->src.size() == st[0]->src.size() && (!gated || s->src[3] == st[0]->src[3]);
     });
-    if (v.vec && v.vec->dtype == DType::Float32 && st[0]->src[0]->dtype == DType::Float32 && one_gate &&
-        consecutive(idx)) {
-      std::vector<UOpRef> src{st[0]->src[0], idx[0], v.vec};
+    // Memory vectors store the lanes gathered; the C target's, a vector it computed.
+    const bool packed = mode_ == Vectors::Memory ? access(idx) : v.vec != nullptr && consecutive(idx);
+    if (packed && values[0]->dtype == DType::Float32 && st[0]->src[0]->dtype == DType::Float32 && one_gate) {
+      const UOpRef value = v.vec ? v.vec : UOp::make(Op::Vectorize, DType::Float32, v.lanes);
+      std::vector<UOpRef> src{st[0]->src[0], idx[0], value};
       if (gated) src.push_back(st[0]->src[3]);
       return {UOp::make(Op::Store, DType::Bool, src, w_)};
     }
@@ -174,7 +186,8 @@ class Vectorizer {
         if (!all_same(column(n, j))) return {nullptr, n};
       const Pack v = pack(column(n, 0));
       const Op fold = a.arg_as<uop::ReduceArg>().op;
-      if (v.vec && a.dtype == DType::Float32 && (fold == Op::Add || fold == Op::Max || fold == Op::Min)) {
+      if (v.vec && mode_ == Vectors::All && a.dtype == DType::Float32 &&
+          (fold == Op::Add || fold == Op::Max || fold == Op::Min)) {
         std::vector<UOpRef> src = a.src;
         src[0] = v.vec;
         return {UOp::make(Op::Reduce, a.dtype, src, a.arg), {}};
@@ -184,7 +197,7 @@ class Vectorizer {
     if (!uop::is_alu(a.op) && a.op != Op::Cast) return {nullptr, n};
     std::vector<Pack> srcs;
     for (size_t j = 0; j < a.src.size(); j++) srcs.push_back(pack(column(n, j)));
-    if (native(a)) {
+    if (mode_ == Vectors::All && native(a)) {
       std::vector<UOpRef> src;
       for (auto &s : srcs) src.push_back(vector_of(s));
       return {UOp::make(a.op, a.dtype, src, w_), {}};
@@ -197,7 +210,7 @@ class Vectorizer {
     const UOp &a = *n[0];
     const bool gated = a.src.size() > 2;
     if (a.dtype != DType::Float32 || a.src[0]->dtype != DType::Float32 || !all_same(column(n, 0)) ||
-        (gated && !all_same(column(n, 2))) || !consecutive(column(n, 1)))
+        (gated && !all_same(column(n, 2))) || !access(column(n, 1)))
       return {nullptr, n};
     return {UOp::make(Op::Load, a.dtype, a.src, w_), {}};
   }
@@ -213,6 +226,12 @@ class Vectorizer {
     return out;
   }
 
+  // The lanes' indices are one vector access: consecutive, and for memory
+  // vectors the first a multiple of the lane count.
+  bool access(const std::vector<UOpRef> &idx) const {
+    return consecutive(idx) && (mode_ != Vectors::Memory || aligned(idx[0], w_));
+  }
+
   static std::vector<UOpRef> column(const std::vector<UOpRef> &n, size_t j) {
     std::vector<UOpRef> c;
     for (auto &u : n) c.push_back(u->src[j]);
@@ -220,19 +239,20 @@ class Vectorizer {
   }
 
   int64_t w_;
+  Vectors mode_;
   std::map<std::vector<const UOp *>, Pack> memo_;
 };
 
 }  // namespace
 
-LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
-  if (up.empty() || k.serial) return k;
-  const int64_t w = lane_count(up.back().second);
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode) {
+  if (up.empty() || k.serial || mode == Vectors::None) return k;
+  const int64_t w = lane_count(up.back().second, mode);
   const auto &st = k.sink->src;
   if (w == 0 || st.size() % static_cast<size_t>(w) != 0) return k;
   for (auto &s : st)
     if (s->src.size() < 3 || s->src[2]->op == Op::Scan) return k;
-  Vectorizer v(w);
+  Vectorizer v(w, mode);
   std::vector<UOpRef> out;
   for (size_t i = 0; i < st.size(); i += static_cast<size_t>(w)) {
     const std::vector<UOpRef> group(st.begin() + static_cast<std::ptrdiff_t>(i),
@@ -241,7 +261,7 @@ LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up) {
   }
   LoweredKernel r = k;
   r.sink = UOp::make(Op::Sink, DType::Bool, out);
-  return pays(r.sink) ? r : k;
+  return pays(r.sink, mode) ? r : k;
 }
 
 }  // namespace loom::codegen

@@ -21,14 +21,21 @@
 // accumulating or indexed writes (serial), scans, and kernels whose vectors
 // would only gather and add (no consecutive load, no transcendental: a row sum's
 // rows run as independent scalar chains). A tail (lowerer.h) stays scalar.
+//
+// Memory vectors (target.h, a GPU's): 4 lanes, only loads and stores. A load
+// or store of 4 consecutive float32 elements whose first index is provably a
+// multiple of 4 (every term and the constant of its affine form are) is one
+// 16-byte access; the lanes of a stored value are gathered (VECTORIZE) when
+// they were computed apart. Everything else runs per lane.
 #pragma once
 #include "codegen/lowerer.h"
+#include "codegen/target.h"
 
 namespace loom::codegen {
 
 // How many lanes a kernel-level UOp computes (1 for a scalar).
 int64_t lanes(const uop::UOp &u);
 
-LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up);
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode = Vectors::All);
 
 }  // namespace loom::codegen

@@ -90,7 +90,7 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   runtime::Device &dev = runtime::default_device();
   if (g_extern.load())
     if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast)) k->compiled = dev.extern_gemm(*g);
-  const std::optional<codegen::Upcast> up = k->compiled || !dev.target().upcast ? std::nullopt : beam_upcast(item, dtypes);
+  const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
   k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
   return k;
 }

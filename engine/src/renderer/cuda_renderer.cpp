@@ -140,6 +140,36 @@ class CudaRenderer : public CStyleRenderer {
     return "for (int64_t " + r + " = 0; " + r + " < " + n + "; " + r + "++) {";
   }
 
+  // Memory vectors (codegen/target.h): float4 loads and stores of 4 float32
+  // lanes at a multiple of 4 (16-byte aligned, as every buffer starts), GEPs
+  // of their lanes and the lanes gathered for a store.
+  std::string vector_statement(const UOpRef &u) override {
+    static const char *kLane[] = {".x", ".y", ".z", ".w"};
+    LOOM_CHECK(u->dtype == DType::Float32 || u->op == Op::Store, "CUDA vectors are float32");
+    auto at = [&] { return "&" + buffer(u->src[0]->arg_as<int64_t>()) + "[" + operand(u, 1) + "]"; };
+    switch (u->op) {
+      case Op::Load: {
+        std::string e = "loom_ld4(" + at() + ")";
+        if (u->src.size() > 2) e = operand(u, 2) + " ? " + e + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)";
+        return "float4 " + def(u, "val") + " = " + e + ";";
+      }
+      case Op::Store: {
+        const std::string st = "loom_st4(" + at() + ", " + operand(u, 2) + ");";
+        return u->src.size() > 3 ? "if (" + operand(u, 3) + ") " + st : st;
+      }
+      case Op::Gep:
+        return "float " + def(u, "alu") + " = " + name_of(u->src[0]) + kLane[u->arg_as<int64_t>()] + ";";
+      case Op::Vectorize: {
+        LOOM_CHECK(u->src.size() == 4, "CUDA vectors have 4 lanes");
+        std::string e;
+        for (size_t i = 0; i < 4; i++) e += (i ? ", " : "") + name_of(u->src[i]);
+        return "float4 " + def(u, "alu") + " = make_float4(" + e + ");";
+      }
+      default: LOOM_CHECK(false, std::string("no CUDA vector form for ") + uop::op_name(u->op));
+    }
+    return "";
+  }
+
   int64_t threads() const { return launch_.grouped ? kThreads : launch_.threads.empty() ? 1 : kThreads; }
   int64_t blocks() const {
     if (launch_.grouped) return launch_.outputs;
@@ -232,6 +262,8 @@ __device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const 
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+__device__ __forceinline__ float4 loom_ld4(const float *p) { return *(const float4 *)p; }
+__device__ __forceinline__ void loom_st4(float *p, float4 v) { *(float4 *)p = v; }
 __device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -308,9 +340,15 @@ std::vector<std::string> cuda_params(const std::string &source, const std::strin
 
 codegen::Target cuda_target() {
   codegen::Target t;
-  t.block = false;      // the CPU's cache blocking
-  t.upcast = false;     // a thread per output element instead of a CPU core's groups
-  t.vectorize = false;  // no GCC vector types
+  t.block = false;  // the CPU's cache blocking
+  // An elementwise thread computes 16 bytes of consecutive outputs (a float4
+  // load and store where aligned), whole groups only: a tail would run in
+  // its outer loops' threads. A reduction computes one output per thread.
+  t.group_bytes = 16;
+  t.group_tail = false;
+  t.reduce_tiles = false;
+  t.beam = false;
+  t.vectors = codegen::Vectors::Memory;
   t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
   return t;
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 
 #include "loom/error.h"
@@ -42,6 +43,17 @@ static void (*loom_emu_sync)(void);
 /* The block's threads are fibers of one OS thread: each restores its index
    after a barrier. */
 static inline void __syncthreads() { loom_dim3 t = threadIdx; loom_emu_sync(); threadIdx = t; }
+/* float4 accesses trap where the GPU's would fault: not 16-byte aligned. */
+struct alignas(16) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+static inline float4 loom_ld4(const float *p) {
+  if ((unsigned long long)p % 16) __builtin_trap();
+  float4 v; __builtin_memcpy(&v, p, 16); return v;
+}
+static inline void loom_st4(float *p, float4 v) {
+  if ((unsigned long long)p % 16) __builtin_trap();
+  __builtin_memcpy(p, &v, 16);
+}
 static inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned i; __builtin_memcpy(&i, &f, 4); return i; }
@@ -241,7 +253,9 @@ class Emulator : public Device {
     return {p.name, renderer::cuda_prelude() + k.source, renderer::cuda_prelude().size(), k.blocks, k.threads};
   }
   std::shared_ptr<void> allocate(size_t bytes) override {
-    return std::shared_ptr<void>(::operator new(std::max<size_t>(bytes, 64)), [](void *p) { ::operator delete(p); });
+    // Aligned as cuMemAlloc's (256 bytes), so float4 accesses are checked as on a GPU.
+    return std::shared_ptr<void>(::operator new(std::max<size_t>(bytes, 64), std::align_val_t{256}),
+                                 [](void *p) { ::operator delete(p, std::align_val_t{256}); });
   }
   void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }

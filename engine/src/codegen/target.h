@@ -1,0 +1,36 @@
+// What a device's kernels may use: the codegen passes' parameters per target
+// (the C target: the defaults; CUDA: renderer/cuda_renderer.h). Under
+// LOOM_NOOPT=1 every optional pass is off whatever the target says.
+#pragma once
+#include <cstdint>
+
+namespace loom::codegen {
+
+// Which upcast lanes the vectorize pass packs into vector UOps.
+enum class Vectors {
+  None,    // none: every lane stays a scalar
+  Memory,  // only 16-byte loads and stores of 4 float32 lanes at an index
+           // that is a multiple of 4 (a GPU's aligned accesses); every
+           // operation runs per lane
+  All,     // loads, stores and the float32 arithmetic (the C target's GCC
+           // vector types)
+};
+
+struct Target {
+  bool block = true;  // the block pass (CPU cache blocking)
+  // The optimize pass. An elementwise kernel computes `group_bytes` of its
+  // innermost axis per iteration (0: one element), leaving a tail where
+  // that does not divide the axis when `group_tail`; a kernel with one
+  // reduction computes a tile of outputs when `reduce_tiles`.
+  int64_t group_bytes = 64;
+  bool group_tail = true;
+  bool reduce_tiles = true;
+  bool beam = true;  // LOOM_BEAM may time other upcasts (the C target's candidates)
+  Vectors vectors = Vectors::All;
+  // A canonical float16/bfloat16 GEMM kernel (schedule/gemm.h) becomes a
+  // library kernel: the Program's `library` is the kernel's AST, rendered as
+  // the target's matrix-multiply-accumulate instructions.
+  bool tensor_cores = false;
+};
+
+}  // namespace loom::codegen
