@@ -1,7 +1,9 @@
 // The CUDA target (cuda_renderer.h). Two launch shapes:
-//  - one thread per output element: the leading chain of output loops (the
+//  - one thread per iteration of the output loops: their leading chain (the
 //    global loop and each output loop that is the whole body of the one
-//    before, after values only) is the thread index, split by division;
+//    before, after values only) is the thread index, split by division. An
+//    iteration is one output element, or an elementwise kernel's group of 16
+//    bytes (cuda_target(): float4 accesses where aligned);
 //  - one block per output ("grouped"): a kernel with few outputs whose
 //    per-thread loops are all reductions runs each such loop strided over
 //    the block's threads, then folds the threads' accumulators (warp

@@ -1,7 +1,8 @@
 // The CUDA target: the same linearized programs as the C target become
 //   extern "C" __global__ void <name>(T0 *data0, const T1 *data1, ...)
 // for NVRTC. The leading output loops become the thread index (one thread per
-// output element); a reduction with few outputs runs one block of threads
+// output element, or per 16 bytes of an elementwise kernel's outputs, accessed
+// as float4 where aligned); a reduction with few outputs runs one block of threads
 // per output, folding their partial results by warp shuffles and shared
 // memory. Halves are 16-bit in memory and float in registers.
 #pragma once
