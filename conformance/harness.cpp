@@ -59,7 +59,8 @@ Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::ve
   tol.rtol *= op.tol_scale;
   tol.atol *= op.tol_scale;
   if (op.reduction && !inputs.empty() && want.numel() > 0) {
-    const double count = std::max<double>(1, double(inputs[0].numel()) / double(want.numel()));
+    const double count = std::max<double>(1, op.reduced_per_output ? op.reduced_per_output(inputs)
+                                                                    : double(inputs[0].numel()) / double(want.numel()));
     tol.atol *= std::sqrt(count) * std::max(1.0, max_abs(inputs));
   }
   return tol;

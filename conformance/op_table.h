@@ -67,6 +67,9 @@ struct OpEntry {
   std::function<std::vector<Shape>(const Shape &case_shape, Rng &rng)> shape_fn;
   int64_t max_numel = 64;   // case shapes are scaled down to this many elements
   bool reduction = false;   // atol grows with sqrt(elements reduced per output)
+  // Elements reduced per output where it is not the first input's size over
+  // the output's (a matmul: its inner dim, whatever the batch broadcasts to).
+  std::function<double(const std::vector<HostTensor> &inputs)> reduced_per_output;
   double tol_scale = 1;     // multiplies the dtype's default tolerance
   // Movement ops: the reference replays the input's layout steps and then this op
   // in torch, so as_strided addresses the storage torch would have (copies included).

@@ -452,6 +452,7 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   mm.dtypes = dtypes::no_bool;
   mm.shape_fn = matmul_shapes();
   mm.reduction = true;
+  mm.reduced_per_output = [](const std::vector<HostTensor> &x) { return static_cast<double>(x[0].shape.back()); };
   t.push_back(mm);
 
   for (int bias = 0; bias < 2; ++bias) {
