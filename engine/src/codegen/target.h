@@ -9,9 +9,9 @@ namespace loom::codegen {
 // Which upcast lanes the vectorize pass packs into vector UOps.
 enum class Vectors {
   None,    // none: every lane stays a scalar
-  Memory,  // only 16-byte loads and stores of 4 float32 lanes at an index
-           // that is a multiple of 4 (a GPU's aligned accesses); every
-           // operation runs per lane
+  Memory,  // only loads and stores of 4 float32 (16 bytes) or half (8 bytes)
+           // lanes at an index that is a multiple of 4 (a GPU's aligned
+           // accesses); every operation runs per lane
   All,     // loads, stores and the float32 arithmetic (the C target's GCC
            // vector types)
 };

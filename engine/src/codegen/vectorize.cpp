@@ -158,8 +158,9 @@ class Vectorizer {
     });
     // Memory vectors store the lanes gathered; the C target's, a vector it computed.
     const bool packed = mode_ == Vectors::Memory ? access(idx) : v.vec != nullptr && consecutive(idx);
-    if (packed && values[0]->dtype == DType::Float32 && st[0]->src[0]->dtype == DType::Float32 && one_gate) {
-      const UOpRef value = v.vec ? v.vec : UOp::make(Op::Vectorize, DType::Float32, v.lanes);
+    const DType d = values[0]->dtype;
+    if (packed && in_vectors(d) && st[0]->src[0]->dtype == d && one_gate) {
+      const UOpRef value = v.vec ? v.vec : UOp::make(Op::Vectorize, d, v.lanes);
       std::vector<UOpRef> src{st[0]->src[0], idx[0], value};
       if (gated) src.push_back(st[0]->src[3]);
       return {UOp::make(Op::Store, DType::Bool, src, w_)};
@@ -209,7 +210,7 @@ class Vectorizer {
   Pack load(const std::vector<UOpRef> &n) {
     const UOp &a = *n[0];
     const bool gated = a.src.size() > 2;
-    if (a.dtype != DType::Float32 || a.src[0]->dtype != DType::Float32 || !all_same(column(n, 0)) ||
+    if (!in_vectors(a.dtype) || a.src[0]->dtype != a.dtype || !all_same(column(n, 0)) ||
         (gated && !all_same(column(n, 2))) || !access(column(n, 1)))
       return {nullptr, n};
     return {UOp::make(Op::Load, a.dtype, a.src, w_), {}};
@@ -224,6 +225,12 @@ class Vectorizer {
       out.lanes.push_back(src == n[i]->src ? n[i] : UOp::make(n[i]->op, n[i]->dtype, src, n[i]->arg));
     }
     return out;
+  }
+
+  // Elements a vector access reads or writes: float32 (memory vectors: also
+  // float16 and bfloat16, computed as float32).
+  bool in_vectors(DType d) const {
+    return d == DType::Float32 || (mode_ == Vectors::Memory && (d == DType::Float16 || d == DType::BFloat16));
   }
 
   // The lanes' indices are one vector access: consecutive, and for memory

@@ -23,9 +23,9 @@
 // rows run as independent scalar chains). A tail (lowerer.h) stays scalar.
 //
 // Memory vectors (target.h, a GPU's): 4 lanes, only loads and stores. A load
-// or store of 4 consecutive float32 elements whose first index is provably a
-// multiple of 4 (every term and the constant of its affine form are) is one
-// 16-byte access; the lanes of a stored value are gathered (VECTORIZE) when
+// or store of 4 consecutive float32, float16 or bfloat16 elements whose first
+// index is provably a multiple of 4 (every term and the constant of its
+// affine form are) is one aligned 16- or 8-byte access; the lanes of a stored value are gathered (VECTORIZE) when
 // they were computed apart. Everything else runs per lane.
 #pragma once
 #include "codegen/lowerer.h"

@@ -44,11 +44,11 @@ size_t count(const std::string &s, const std::string &what) {
   return n;
 }
 
-// float4 accesses only where the first element's index is a multiple of 4
-// (every buffer starts 16-byte aligned): a view at offset 1 or 2 loads
-// scalars, one at offset 4 a float4; the output stores float4s. An axis 4
-// does not divide runs one element per thread.
-TEST(CudaRenderer, FloatLoadsAndStoresAreFloat4WhereAligned) {
+// Vector accesses only where the first element's index is a multiple of 4
+// (every buffer starts aligned): a view at offset 1 or 2 loads scalars, one
+// at offset 4 a float4; the output stores float4s. An axis 4 does not divide
+// runs one element per thread. Halves: 8 per thread, in two 8-byte accesses.
+TEST(CudaRenderer, LoadsAndStoresAreVectorsWhereAligned) {
   Tensor x = Tensor::randn({4100}).realize();
   for (int64_t offset : {0, 1, 2, 4}) {
     const engine::RenderedKernel k = only_kernel(x.slice(0, offset, offset + 4096) * 2.0);
@@ -59,31 +59,40 @@ TEST(CudaRenderer, FloatLoadsAndStoresAreFloat4WhereAligned) {
   const engine::RenderedKernel odd = only_kernel(x.slice(0, 0, 4097) * 2.0);
   EXPECT_EQ(odd.cuda_source.find("loom_st4("), std::string::npos) << odd.cuda_source;
   EXPECT_NE(odd.cuda_source.find("if (gid >= 4097) return;"), std::string::npos) << odd.cuda_source;
-  Tensor h = Tensor::randn({4096}).cast(DType::Float16).realize();  // halves: 8 per thread, scalar accesses
-  const engine::RenderedKernel half = only_kernel(h * h);
-  EXPECT_EQ(half.cuda_source.find("loom_ld4("), std::string::npos) << half.cuda_source;
-  EXPECT_EQ(half.cuda_blocks, 2);
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    Tensor h = Tensor::randn({4096}).cast(dt).realize();
+    const engine::RenderedKernel half = only_kernel(h * h);
+    const std::string s = dt == DType::Float16 ? "4h(" : "4bf(";
+    EXPECT_EQ(count(half.cuda_source, "loom_ld" + s), 2u) << half.cuda_source;
+    EXPECT_EQ(count(half.cuda_source, "loom_st" + s), 2u) << half.cuda_source;
+    EXPECT_EQ(half.cuda_blocks, 2);
+  }
 }
 
-// On every device (under LOOM_DEVICE=CUDA_EMULATOR a misaligned float4
-// traps): views at every offset mod 4, broadcasts and a padded view compute
-// their elements.
+// On every device (under LOOM_DEVICE=CUDA_EMULATOR a misaligned vector
+// access traps): views at every offset mod 4, broadcasts and a padded view
+// compute their elements, in float32 and both halves (the values are exact
+// in each).
 TEST(VectorAccess, ViewsAtEveryOffsetComputeTheirElements) {
   std::vector<double> v(4200);
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<double>(i % 97) - 40.0;
-  const Tensor x = Tensor::from_vector(v, {4200}).realize();
-  for (int64_t offset = 0; offset < 8; offset++) {
-    const HostTensor got = (x.slice(0, offset, offset + 4096) * 2.0 + x.slice(0, 4, 4100)).to_host();
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = Tensor::from_vector(v, {4200}, dt).realize();
+    for (int64_t offset = 0; offset < 8; offset++) {
+      const HostTensor got = (x.slice(0, offset, offset + 4096) * 2.0 + x.slice(0, 4, 4100)).to_host();
+      for (int64_t i = 0; i < 4096; i++)
+        ASSERT_EQ(got.get(i), 2 * v[static_cast<size_t>(offset + i)] + v[static_cast<size_t>(4 + i)])
+            << offset << ", " << i;
+    }
+    const HostTensor rows = (x.slice(0, 0, 64).reshape({64, 1}) + x.slice(0, 1, 33).reshape({1, 32})).to_host();
+    for (int64_t i = 0; i < 64; i++)
+      for (int64_t j = 0; j < 32; j++)
+        ASSERT_EQ(rows.get(i * 32 + j), v[static_cast<size_t>(i)] + v[static_cast<size_t>(1 + j)]) << i << ", " << j;
+    const HostTensor padded = x.slice(0, 0, 4094).pad({{1, 1}}, 7.0).to_host();
     for (int64_t i = 0; i < 4096; i++)
-      ASSERT_EQ(got.get(i), 2 * v[static_cast<size_t>(offset + i)] + v[static_cast<size_t>(4 + i)]) << offset << ", " << i;
+      ASSERT_EQ(padded.get(i), i == 0 || i == 4095 ? 7.0 : v[static_cast<size_t>(i - 1)]) << i;
   }
-  const HostTensor rows = (x.slice(0, 0, 64).reshape({64, 1}) + x.slice(0, 1, 33).reshape({1, 32})).to_host();
-  for (int64_t i = 0; i < 64; i++)
-    for (int64_t j = 0; j < 32; j++)
-      ASSERT_EQ(rows.get(i * 32 + j), v[static_cast<size_t>(i)] + v[static_cast<size_t>(1 + j)]) << i << ", " << j;
-  const HostTensor padded = x.slice(0, 0, 4094).pad({{1, 1}}, 7.0).to_host();
-  for (int64_t i = 0; i < 4096; i++)
-    ASSERT_EQ(padded.get(i), i == 0 || i == 4095 ? 7.0 : v[static_cast<size_t>(i - 1)]) << i;
 }
 
 TEST(CudaRenderer, AReductionWithFewOutputsRunsOneBlockPerOutput) {

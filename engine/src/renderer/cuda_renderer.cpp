@@ -142,21 +142,27 @@ class CudaRenderer : public CStyleRenderer {
     return "for (int64_t " + r + " = 0; " + r + " < " + n + "; " + r + "++) {";
   }
 
-  // Memory vectors (codegen/target.h): float4 loads and stores of 4 float32
-  // lanes at a multiple of 4 (16-byte aligned, as every buffer starts), GEPs
-  // of their lanes and the lanes gathered for a store.
+  // Memory vectors (codegen/target.h): loads and stores of 4 lanes at a
+  // multiple of 4 elements (aligned, as every buffer starts), one float4 in
+  // registers (halves converted: 8-byte accesses), GEPs of their lanes and
+  // the lanes gathered for a store.
   std::string vector_statement(const UOpRef &u) override {
     static const char *kLane[] = {".x", ".y", ".z", ".w"};
-    LOOM_CHECK(u->dtype == DType::Float32 || u->op == Op::Store, "CUDA vectors are float32");
-    auto at = [&] { return "&" + buffer(u->src[0]->arg_as<int64_t>()) + "[" + operand(u, 1) + "]"; };
+    auto at = [&] {
+      const DType d = u->src[0]->dtype;
+      LOOM_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16,
+                 std::string("no CUDA vector access of ") + dtype_name(d));
+      return std::string(d == DType::Float32 ? "4" : d == DType::Float16 ? "4h" : "4bf") + "(&" +
+             buffer(u->src[0]->arg_as<int64_t>()) + "[" + operand(u, 1) + "]";
+    };
     switch (u->op) {
       case Op::Load: {
-        std::string e = "loom_ld4(" + at() + ")";
+        std::string e = "loom_ld" + at() + ")";
         if (u->src.size() > 2) e = operand(u, 2) + " ? " + e + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)";
         return "float4 " + def(u, "val") + " = " + e + ";";
       }
       case Op::Store: {
-        const std::string st = "loom_st4(" + at() + ", " + operand(u, 2) + ");";
+        const std::string st = "loom_st" + at() + ", " + operand(u, 2) + ");";
         return u->src.size() > 3 ? "if (" + operand(u, 3) + ") " + st : st;
       }
       case Op::Gep:
@@ -266,6 +272,8 @@ __device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const 
 }
 __device__ __forceinline__ float4 loom_ld4(const float *p) { return *(const float4 *)p; }
 __device__ __forceinline__ void loom_st4(float *p, float4 v) { *(float4 *)p = v; }
+__device__ __forceinline__ uint2 loom_ld8(const uint16_t *p) { return *(const uint2 *)p; }
+__device__ __forceinline__ void loom_st8(uint16_t *p, uint2 v) { *(uint2 *)p = v; }
 __device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -281,6 +289,17 @@ __device__ __forceinline__ uint16_t loom_f2bf(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16);
 }
+/* 4 halves in one 8-byte access, element 0 in the low bits, as float4. */
+#define LOOM_HALF4(S, TO, FROM)                                                                     \
+  __device__ __forceinline__ float4 loom_ld4##S(const uint16_t *p) {                                \
+    const uint2 r = loom_ld8(p);                                                                    \
+    return make_float4(TO((uint16_t)r.x), TO((uint16_t)(r.x >> 16)), TO((uint16_t)r.y), TO((uint16_t)(r.y >> 16))); \
+  }                                                                                                 \
+  __device__ __forceinline__ void loom_st4##S(uint16_t *p, float4 v) {                              \
+    loom_st8(p, make_uint2((uint32_t)FROM(v.x) | (uint32_t)FROM(v.y) << 16, (uint32_t)FROM(v.z) | (uint32_t)FROM(v.w) << 16)); \
+  }
+LOOM_HALF4(h, loom_h2f, loom_f2h)
+LOOM_HALF4(bf, loom_bf2f, loom_f2bf)
 __device__ __forceinline__ float loom_rh(float x) { return loom_h2f(loom_f2h(x)); }
 __device__ __forceinline__ float loom_rbf(float x) { return loom_bf2f(loom_f2bf(x)); }
 __device__ __forceinline__ float loom_maxf(float a, float b) { return (a != a || a > b) ? a : b; }

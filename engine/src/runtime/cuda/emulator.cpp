@@ -43,17 +43,25 @@ static void (*loom_emu_sync)(void);
 /* The block's threads are fibers of one OS thread: each restores its index
    after a barrier. */
 static inline void __syncthreads() { loom_dim3 t = threadIdx; loom_emu_sync(); threadIdx = t; }
-/* float4 accesses trap where the GPU's would fault: not 16-byte aligned. */
+/* Vector accesses trap where the GPU's would fault: not aligned to their size. */
 struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) uint2 { unsigned x, y; };
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-static inline float4 loom_ld4(const float *p) {
-  if ((unsigned long long)p % 16) __builtin_trap();
-  float4 v; __builtin_memcpy(&v, p, 16); return v;
+static inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+template <typename V>
+static inline V loom_emu_load(const void *p) {
+  if ((unsigned long long)p % sizeof(V)) __builtin_trap();
+  V v; __builtin_memcpy(&v, p, sizeof v); return v;
 }
-static inline void loom_st4(float *p, float4 v) {
-  if ((unsigned long long)p % 16) __builtin_trap();
-  __builtin_memcpy(p, &v, 16);
+template <typename V>
+static inline void loom_emu_store(void *p, V v) {
+  if ((unsigned long long)p % sizeof(V)) __builtin_trap();
+  __builtin_memcpy(p, &v, sizeof v);
 }
+static inline float4 loom_ld4(const float *p) { return loom_emu_load<float4>(p); }
+static inline void loom_st4(float *p, float4 v) { loom_emu_store(p, v); }
+static inline uint2 loom_ld8(const unsigned short *p) { return loom_emu_load<uint2>(p); }
+static inline void loom_st8(unsigned short *p, uint2 v) { loom_emu_store(p, v); }
 static inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned i; __builtin_memcpy(&i, &f, 4); return i; }
