@@ -237,8 +237,9 @@ class CudaRenderer : public CStyleRenderer {
 // What the kernels need of C's headers and the C prelude's helpers, under
 // the same names: fixed-width integers, NAN and INFINITY, half conversions
 // (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
-// max and min, integer pow, tensor-core steps, the block fold; exp, log,
-// tanh and erf are CUDA's.
+// max and min, integer pow, tensor-core steps, vector loads and stores, the
+// block fold; exp, log, tanh and erf are CUDA's. The emulator supplies its
+// own half conversions, tensor-core steps and vector accesses (checked).
 const std::string &cuda_prelude() {
   static const std::string s = R"(typedef signed char int8_t;
 typedef unsigned char uint8_t;
@@ -262,6 +263,11 @@ typedef unsigned long long uint64_t;
 #ifndef LOOM_CUDA_EMULATED
 __device__ __forceinline__ float loom_h2f(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ uint16_t loom_f2h(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+/* Vector accesses: the address is a multiple of their size (codegen/vectorize.h). */
+__device__ __forceinline__ float4 loom_ld4(const float *p) { return *(const float4 *)p; }
+__device__ __forceinline__ void loom_st4(float *p, float4 v) { *(float4 *)p = v; }
+__device__ __forceinline__ uint2 loom_ld8(const uint16_t *p) { return *(const uint2 *)p; }
+__device__ __forceinline__ void loom_st8(uint16_t *p, uint2 v) { *(uint2 *)p = v; }
 /* D = A B + D on tensor cores, one 16 x 8 x 16 step of a warp: a and b
    hold the lane's fragments (two halves per register, the lower element in
    the low bits), c its four float accumulators (PTX's mma.m16n8k16). */
@@ -270,10 +276,6 @@ __device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const 
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-__device__ __forceinline__ float4 loom_ld4(const float *p) { return *(const float4 *)p; }
-__device__ __forceinline__ void loom_st4(float *p, float4 v) { *(float4 *)p = v; }
-__device__ __forceinline__ uint2 loom_ld8(const uint16_t *p) { return *(const uint2 *)p; }
-__device__ __forceinline__ void loom_st8(uint16_t *p, uint2 v) { *(uint2 *)p = v; }
 __device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -290,13 +292,15 @@ __device__ __forceinline__ uint16_t loom_f2bf(float f) {
   u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16);
 }
 /* 4 halves in one 8-byte access, element 0 in the low bits, as float4. */
-#define LOOM_HALF4(S, TO, FROM)                                                                     \
-  __device__ __forceinline__ float4 loom_ld4##S(const uint16_t *p) {                                \
-    const uint2 r = loom_ld8(p);                                                                    \
-    return make_float4(TO((uint16_t)r.x), TO((uint16_t)(r.x >> 16)), TO((uint16_t)r.y), TO((uint16_t)(r.y >> 16))); \
-  }                                                                                                 \
-  __device__ __forceinline__ void loom_st4##S(uint16_t *p, float4 v) {                              \
-    loom_st8(p, make_uint2((uint32_t)FROM(v.x) | (uint32_t)FROM(v.y) << 16, (uint32_t)FROM(v.z) | (uint32_t)FROM(v.w) << 16)); \
+#define LOOM_HALF4(S, TO, FROM)                                                        \
+  __device__ __forceinline__ float4 loom_ld4##S(const uint16_t *p) {                   \
+    const uint2 r = loom_ld8(p);                                                       \
+    return make_float4(TO((uint16_t)r.x), TO((uint16_t)(r.x >> 16)), TO((uint16_t)r.y), \
+                       TO((uint16_t)(r.y >> 16)));                                     \
+  }                                                                                    \
+  __device__ __forceinline__ void loom_st4##S(uint16_t *p, float4 v) {                 \
+    loom_st8(p, make_uint2((uint32_t)FROM(v.x) | (uint32_t)FROM(v.y) << 16,            \
+                           (uint32_t)FROM(v.z) | (uint32_t)FROM(v.w) << 16));          \
   }
 LOOM_HALF4(h, loom_h2f, loom_f2h)
 LOOM_HALF4(bf, loom_bf2f, loom_f2bf)

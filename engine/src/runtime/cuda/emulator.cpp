@@ -261,7 +261,7 @@ class Emulator : public Device {
     return {p.name, renderer::cuda_prelude() + k.source, renderer::cuda_prelude().size(), k.blocks, k.threads};
   }
   std::shared_ptr<void> allocate(size_t bytes) override {
-    // Aligned as cuMemAlloc's (256 bytes), so float4 accesses are checked as on a GPU.
+    // Aligned as cuMemAlloc's (256 bytes), so vector accesses are checked as on a GPU.
     return std::shared_ptr<void>(::operator new(std::max<size_t>(bytes, 64), std::align_val_t{256}),
                                  [](void *p) { ::operator delete(p, std::align_val_t{256}); });
   }
