@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/realize.h"
+#include "engine/testing/extern_gemm.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "codegen/pipeline.h"
@@ -134,32 +135,37 @@ TEST(CudaRenderer, HalfMatmulsRunOnTensorCoresAndFloatOnesDoNot) {
   EXPECT_EQ(only_kernel(a.matmul(b)).cuda_source.find("loom_mma"), std::string::npos);
 }
 
-// On every device (under LOOM_DEVICE=CUDA_EMULATOR, the tensor-core kernel):
-// a half matmul is the exact products of its operands' values summed, to
-// the output dtype's rounding.
+// On every device, generated (under LOOM_DEVICE=CUDA_EMULATOR, the
+// tensor-core kernel) and extern (cuBLAS on CUDA): a half matmul is the
+// exact products of its operands' values summed, to the output dtype's
+// rounding.
 TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
   struct Case {
     Shape a, b;
     bool transpose_b;
   };
-  for (DType dt : {DType::Float16, DType::BFloat16})
-    for (const Case &c : {Case{{37, 70}, {70, 45}, false}, Case{{3, 20, 33}, {3, 17, 33}, true}}) {
-      Tensor a = Tensor::randn(c.a).cast(dt).realize(), b = Tensor::randn(c.b).cast(dt).realize();
-      if (c.transpose_b) b = b.transpose(-1, -2);
-      const Tensor out = a.matmul(b);
-      const HostTensor ha = a.contiguous().to_host(), hb = b.contiguous().to_host(), ho = out.to_host();
-      const Shape s = out.shape();
-      const int64_t batch = s.size() == 3 ? s[0] : 1, m = s[s.size() - 2], n = s.back(), k = c.a.back();
-      const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
-      for (int64_t z = 0; z < batch; z++)
-        for (int64_t i = 0; i < m; i++)
-          for (int64_t j = 0; j < n; j++) {
-            double ref = 0;
-            for (int64_t q = 0; q < k; q++) ref += ha.get((z * m + i) * k + q) * hb.get((z * k + q) * n + j);
-            const double got = ho.get((z * m + i) * n + j);
-            ASSERT_NEAR(got, ref, tol * (std::abs(ref) + 1)) << dtype_name(dt) << " at " << z << ", " << i << ", " << j;
-          }
-    }
+  for (bool ext : {false, true}) {
+    testing::ExternGemm setting(ext);
+    for (DType dt : {DType::Float16, DType::BFloat16})
+      for (const Case &c : {Case{{37, 70}, {70, 45}, false}, Case{{3, 20, 33}, {3, 17, 33}, true}}) {
+        Tensor a = Tensor::randn(c.a).cast(dt).realize(), b = Tensor::randn(c.b).cast(dt).realize();
+        if (c.transpose_b) b = b.transpose(-1, -2);
+        const Tensor out = a.matmul(b);
+        const HostTensor ha = a.contiguous().to_host(), hb = b.contiguous().to_host(), ho = out.to_host();
+        const Shape s = out.shape();
+        const int64_t batch = s.size() == 3 ? s[0] : 1, m = s[s.size() - 2], n = s.back(), k = c.a.back();
+        const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+        for (int64_t z = 0; z < batch; z++)
+          for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+              double ref = 0;
+              for (int64_t q = 0; q < k; q++) ref += ha.get((z * m + i) * k + q) * hb.get((z * k + q) * n + j);
+              const double got = ho.get((z * m + i) * n + j);
+              ASSERT_NEAR(got, ref, tol * (std::abs(ref) + 1))
+                  << dtype_name(dt) << (ext ? " extern" : " generated") << " at " << z << ", " << i << ", " << j;
+            }
+      }
+  }
 }
 
 // A convolution of halves large enough for the GEMM split: its windows pack
@@ -180,11 +186,15 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
     }
     EXPECT_TRUE(mma) << dtype_name(dt);
     EXPECT_TRUE(half_pack) << dtype_name(dt);
-    const HostTensor got = y.to_host();
     const HostTensor want = nn::conv2d(x.cast(DType::Float32), w.cast(DType::Float32), std::nullopt, {1, 1}, {1, 1}).to_host();
-    ASSERT_EQ(got.numel(), want.numel());
-    const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
-    for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+    for (bool ext : {false, true}) {
+      testing::ExternGemm setting(ext);
+      const HostTensor got = nn::conv2d(x, w, std::nullopt, {1, 1}, {1, 1}).to_host();
+      ASSERT_EQ(got.numel(), want.numel());
+      const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+      for (int64_t i = 0; i < got.numel(); i++)
+        ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << (ext ? "extern " : "generated ") << i;
+    }
   }
   schedule::set_gemm_min_macs(was);
 }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
@@ -13,6 +15,7 @@
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cuda/cublas.h"
 #include "schedule/gemm.h"
 #include "uop/graph.h"
 
@@ -162,6 +165,26 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   EXPECT_STREQ(items[0].program->library(), "openblas sgemm");
   testing::ExternGemm off(false);
   EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
+}
+
+// On CUDA (and its emulator) the extern GEMM is cuBLAS, for float32 and half
+// matmuls alike; with it off, the half one runs on loom's tensor-core kernel.
+TEST(GemmSplit, ExternGemmIsCublasOnCuda) {
+  if (testing::on_cpu()) GTEST_SKIP() << "cuBLAS is the CUDA device's extern GEMM";
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  const bool emulated = std::getenv("LOOM_DEVICE") && std::string(std::getenv("LOOM_DEVICE")) == "CUDA_EMULATOR";
+  if (!emulated && !runtime::cuda::cublas()) GTEST_SKIP() << runtime::cuda::cublas_missing();
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    Tensor a = Tensor::randn({64, 32}).cast(dt).realize(), b = Tensor::randn({32, 48}).cast(dt).realize();
+    testing::ExternGemm on(true);
+    std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
+    ASSERT_EQ(items.size(), 1u) << dtype_name(dt);
+    ASSERT_NE(items[0].program->library(), nullptr) << dtype_name(dt);
+    EXPECT_STREQ(items[0].program->library(), "cublas gemm");
+    testing::ExternGemm off(false);
+    items = engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
+    EXPECT_EQ(items[0].program->library(), nullptr) << dtype_name(dt);
+  }
 }
 
 // The block pass (codegen/block.h): a generated GEMM whose second operand is

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -372,6 +373,24 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
                                  g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt};
   }
   return std::nullopt;
+}
+
+std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_t cols) {
+  if (o.row_stride < 0 || o.col_stride < 0 || o.offset < 0) return std::nullopt;
+  BlasMatrix m;
+  int64_t lead = 0;
+  if (o.col_stride == 1 && (rows == 1 || o.row_stride >= cols)) {
+    lead = rows == 1 ? cols : o.row_stride;
+  } else if (o.row_stride == 1 && (cols == 1 || o.col_stride >= rows)) {
+    m.transposed = true;
+    lead = cols == 1 ? rows : o.col_stride;
+  } else {
+    return std::nullopt;
+  }
+  lead = std::max<int64_t>(lead, 1);
+  if (lead > INT_MAX) return std::nullopt;
+  m.ld = static_cast<int>(lead);
+  return m;
 }
 
 int64_t set_gemm_min_macs(int64_t macs) {

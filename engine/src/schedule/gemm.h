@@ -50,6 +50,17 @@ struct GemmShape {
 // value maybe CAST back). A plain matmul's kernel is one.
 std::optional<GemmShape> gemm_shape(const UOpRef &ast);
 
+// How a BLAS call reads a rows x cols operand of a row-major GEMM: as
+// stored when its columns are unit-stride, through its transpose when its
+// rows are, with the other stride as the leading dimension. nullopt when
+// neither is unit-stride, a stride or the offset is negative, or the leading
+// dimension is under the stored matrix's width or past 2^31 - 1.
+struct BlasMatrix {
+  bool transposed = false;
+  int ld = 1;
+};
+std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_t cols);
+
 // Replaces each large GEMM-shaped item of `sched` by its pack, GEMM and
 // epilogue items; their scratch buffers join `sched.transient`. Off under
 // LOOM_NOOPT=1.

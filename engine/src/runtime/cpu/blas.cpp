@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <climits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -37,26 +37,6 @@ const OpenBlas &openblas() {
     return l;
   }();
   return lib;
-}
-
-// How sgemm reads a rows x cols matrix with these strides (row-major: its
-// transpose flag and leading dimension); false when it cannot.
-bool as_blas(const schedule::GemmOperand &o, int64_t rows, int64_t cols, int &trans, int &ld) {
-  if (o.row_stride < 0 || o.col_stride < 0 || o.offset < 0) return false;
-  int64_t lead = 0;
-  if (o.col_stride == 1 && (rows == 1 || o.row_stride >= cols)) {
-    trans = kNoTrans;
-    lead = rows == 1 ? cols : o.row_stride;
-  } else if (o.row_stride == 1 && (cols == 1 || o.col_stride >= rows)) {
-    trans = kTrans;
-    lead = cols == 1 ? rows : o.col_stride;
-  } else {
-    return false;
-  }
-  lead = std::max<int64_t>(lead, 1);
-  if (lead > INT_MAX) return false;
-  ld = static_cast<int>(lead);
-  return true;
 }
 
 class SgemmProgram : public Program {
@@ -101,9 +81,11 @@ std::shared_ptr<const Program> sgemm_program(const schedule::GemmShape &g) {
   if (!have_openblas() || g.in != DType::Float32) return nullptr;
   for (int64_t d : {g.m, g.n, g.k})
     if (d < 1 || d > INT_MAX) return nullptr;
-  int ta = 0, tb = 0, lda = 0, ldb = 0;
-  if (!as_blas(g.a, g.m, g.k, ta, lda) || !as_blas(g.b, g.k, g.n, tb, ldb)) return nullptr;
-  return std::make_shared<SgemmProgram>(openblas().sgemm, g, ta, lda, tb, ldb);
+  const std::optional<schedule::BlasMatrix> a = schedule::blas_matrix(g.a, g.m, g.k);
+  const std::optional<schedule::BlasMatrix> b = schedule::blas_matrix(g.b, g.k, g.n);
+  if (!a || !b) return nullptr;
+  auto op = [](const schedule::BlasMatrix &x) { return x.transposed ? kTrans : kNoTrans; };
+  return std::make_shared<SgemmProgram>(openblas().sgemm, g, op(*a), a->ld, op(*b), b->ld);
 }
 
 }  // namespace loom::runtime::cpu

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "loom/error.h"
 #include "renderer/cuda_renderer.h"
+#include "runtime/cuda/cublas.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvrtc.h"
@@ -193,6 +195,13 @@ class CudaDevice : public Device {
 
   std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
 
+  // cuBLAS where it loads and makes a handle on this GPU; else generated code.
+  std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
+    const std::optional<CublasGemm> plan = cublas_gemm(g);
+    void *handle = plan ? cublas_handle() : nullptr;
+    return handle ? cublas_program(*plan, *cublas(), handle) : nullptr;
+  }
+
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
     std::vector<Entry> entries;
@@ -228,6 +237,21 @@ class CudaDevice : public Device {
     e.key = hash_hex("cuda\n" + nvrtc_version() + "\n" + arch_ + "\n" + k.name + "\n" + k.source);
     e.path = cache_dir() + "/" + e.key + ".cubin";
     return e;
+  }
+
+  // One handle in the primary context, made on first use and kept; nullptr
+  // when cuBLAS is missing or cannot initialize.
+  static void *cublas_handle() {
+    static void *const handle = []() -> void * {
+      const CublasApi *api = cublas();
+      if (!api) return nullptr;
+      bind_context();
+      void *h = nullptr;
+      if (api->create(&h) != 0) return nullptr;
+      api->set_math_mode(h, kCublasMathMode);
+      return h;
+    }();
+    return handle;
   }
 
   CUdeviceptr take(size_t size) {

@@ -269,6 +269,15 @@ class Emulator : public Device {
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   std::string cache_file(const KernelSource &k) override { return unit_of(k).path; }
+  std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
+    static void *const handle = [] {
+      void *h = nullptr;
+      emulated_cublas().create(&h);
+      return h;
+    }();
+    const std::optional<CublasGemm> plan = cublas_gemm(g);
+    return plan ? cublas_program(*plan, emulated_cublas(), handle) : nullptr;
+  }
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
     std::vector<std::shared_ptr<const Program>> out(kernels.size());

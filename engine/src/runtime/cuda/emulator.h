@@ -8,12 +8,17 @@
 // through the device. It checks what the CUDA renderer computes where no GPU
 // is: the engine tests and the conformance suite run on it unchanged. It
 // says nothing about speed, NVRTC or the driver (replay.CudaKernelsCompile
-// compiles every kernel with NVRTC).
+// compiles every kernel with NVRTC). Its extern GEMM is the CUDA device's
+// (runtime/cuda/cublas.h) calling an emulated cuBLAS.
 #pragma once
+#include "runtime/cuda/cublas.h"
 #include "runtime/device.h"
 
 namespace loom::runtime::cuda {
 
 Device &emulator();
+// cublasGemmStridedBatchedEx and the calls around it, computed on the CPU
+// as cuBLAS documents them (runtime/cuda/cublas_emulated.cpp).
+const CublasApi &emulated_cublas();
 
 }  // namespace loom::runtime::cuda
