@@ -19,7 +19,9 @@ one point. Env as train.py: DATA, BS, WIDTH, STEPS (the steps trained),
 SEED; SCHEDULE: the one-cycle schedule's length (default STEPS; longer: the
 first STEPS steps of a longer run); EVAL: test images evaluated (256);
 TORCH_MKLDNN=0: real torch convolves without oneDNN (its im2col GEMM, the
-algorithm loom runs), whose kernels on CPUs with AVX-512 round differently.
+algorithm loom runs), whose kernels on CPUs with AVX-512 round differently;
+ATEN_CPU_CAPABILITY=default: torch's portable kernels, not its AVX2/AVX-512
+ones, which round differently again (torch reads it at import).
 """
 import json
 import os
