@@ -57,14 +57,20 @@ std::string unique_temp_path(const std::string &final_path) {
 
 namespace {
 
-constexpr size_t kTrailer = 4 + 32 + 32 + 16 + 4;
+constexpr size_t kKey = 32, kFooter = 4 + 32 + 16 + 8 + 4;
+
+std::string hex(uint64_t v, int digits) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%0*llx", digits, static_cast<unsigned long long>(v));
+  return buf;
+}
 
 }  // namespace
 
-std::string cache_trailer(const std::string &key, const std::string &object) {
-  char size[17];
-  std::snprintf(size, sizeof size, "%016llx", static_cast<unsigned long long>(object.size()));
-  return "LOOM" + key + hash_hex(object) + size + "END\n";
+std::string cache_trailer(const std::vector<std::string> &keys, const std::string &object) {
+  std::string t;
+  for (const std::string &k : keys) t += k;
+  return t + "LOOM" + hash_hex(object) + hex(object.size(), 16) + hex(keys.size(), 8) + "END\n";
 }
 
 std::optional<std::string> read_file(const std::string &path) {
@@ -75,11 +81,38 @@ std::optional<std::string> read_file(const std::string &path) {
 
 std::optional<std::string> read_cache_object(const std::string &path, const std::string &key) {
   auto bytes = read_file(path);
-  if (!bytes || bytes->size() < kTrailer) return std::nullopt;
-  const size_t size = bytes->size() - kTrailer;
-  if (bytes->compare(size, kTrailer, cache_trailer(key, bytes->substr(0, size))) != 0) return std::nullopt;
+  if (!bytes || bytes->size() < kFooter || key.size() != kKey) return std::nullopt;
+  const std::string footer = bytes->substr(bytes->size() - kFooter);
+  if (footer.compare(0, 4, "LOOM") != 0 || footer.compare(kFooter - 4, 4, "END\n") != 0) return std::nullopt;
+  const uint64_t size = std::strtoull(footer.substr(36, 16).c_str(), nullptr, 16);
+  const uint64_t count = std::strtoull(footer.substr(52, 8).c_str(), nullptr, 16);
+  if (count == 0 || count > (bytes->size() - kFooter) / kKey || size != bytes->size() - kFooter - count * kKey)
+    return std::nullopt;
+  bool named = false;
+  for (uint64_t i = 0; i < count && !named; ++i) named = bytes->compare(size + i * kKey, kKey, key) == 0;
   bytes->resize(size);
+  if (!named || footer.compare(4, 32, hash_hex(*bytes)) != 0) return std::nullopt;
   return bytes;
+}
+
+bool publish_cache_file(const std::string &tmp, const std::vector<std::string> &paths) {
+  bool ok = true;
+  for (const std::string &path : paths) {
+    // A unique name beside the final one, so the rename is atomic: readers see
+    // the old file or the whole new one.
+    const std::string link = unique_temp_path(path);
+    std::error_code ec;
+    std::filesystem::create_hard_link(tmp, link, ec);
+    if (ec) std::filesystem::copy_file(tmp, link, ec);
+    if (!ec) std::filesystem::rename(link, path, ec);
+    if (ec) {
+      std::filesystem::remove(link, ec);
+      ok = false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  return ok;
 }
 
 void build_parallel(const std::vector<size_t> &which, const std::function<void(size_t)> &build) {

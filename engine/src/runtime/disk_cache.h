@@ -19,14 +19,20 @@ const std::string &cache_dir();
 std::string hash_hex(const std::string &s);
 // A path in the cache directory no other process or thread uses.
 std::string unique_temp_path(const std::string &final_path);
-// Each cache file is the compiled object followed by a trailer
-//   "LOOM" key(32 hex) content-hash(32 hex) size(16 hex) "END\n"
+// Each cache file is the compiled object followed by a trailer naming the
+// kernels it holds (one, or a batch compiled together and hard-linked under
+// each of their names):
+//   key(32 hex) per kernel, then "LOOM" content-hash(32 hex) size(16 hex) count(8 hex) "END\n"
 // checked before the object is used: a loader would crash on a truncated
 // object, and a file of another compiler or kernel must not be used.
-std::string cache_trailer(const std::string &key, const std::string &object);
-// The object stored at `path` without its trailer, when the file exists and
-// its trailer matches `key` and the object; nullopt otherwise.
+std::string cache_trailer(const std::vector<std::string> &keys, const std::string &object);
+// The object stored at `path` without its trailer, when the file exists, its
+// trailer names `key` and matches the object; nullopt otherwise.
 std::optional<std::string> read_cache_object(const std::string &path, const std::string &key);
+// Publishes the finished file `tmp` under each path (a hard link each, a copy
+// where the file system has none; atomic renames), then removes `tmp`.
+// False when a path could not be written.
+bool publish_cache_file(const std::string &tmp, const std::vector<std::string> &paths);
 // The whole contents of a file; nullopt when it cannot be read.
 std::optional<std::string> read_file(const std::string &path);
 // Runs build(i) for each i in `which`, one worker per core; the first

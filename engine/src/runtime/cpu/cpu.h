@@ -1,6 +1,7 @@
 // The CPU device: kernels are C functions
 //   void <name>(void **bufs, int64_t start, int64_t end)
-// compiled by the system C compiler into one shared object each, loaded with
+// compiled by the system C compiler (many to one shared object, one compiler
+// run per batch of cache misses), loaded with
 // dlopen, and run over [start, end) of their outermost loop on a thread pool.
 #pragma once
 #include <functional>

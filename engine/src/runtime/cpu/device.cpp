@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <optional>
-#include <unordered_map>
+#include <thread>
+#include <unordered_set>
 
 #include "loom/error.h"
 #include "renderer/c_renderer.h"
@@ -23,16 +25,23 @@ namespace {
 using KernelFn = void (*)(void **bufs, int64_t start, int64_t end);
 
 // The flags the C renderer's source needs (renderer/c_renderer.h), to build a
-// shared object.
+// shared object. Kernels compile in batches (one translation unit each, see
+// build()); the inliner's limits on a unit's growth are lifted so that every
+// function compiles as it would alone, whatever else shares its unit.
 const std::vector<std::string> &flags() {
   static const std::vector<std::string> f = [] {
     std::vector<std::string> v = renderer::c_flags();
-    v.insert(v.end(), {"-fPIC", "-shared"});
+    v.insert(v.end(), {"-fPIC", "-shared", "-pipe", "--param=large-unit-insns=1000000000",
+                       "--param=inline-unit-growth=1000000000", "--param=large-function-growth=1000000000"});
     return v;
   }();
   return f;
 }
 const char *kCompiler = "cc";
+// At most this many kernels share a translation unit: a compiler run costs
+// ~60 ms before its first kernel and a kernel ~30-60 ms, while a process
+// loading any one kernel of a unit reads the unit's whole object.
+constexpr size_t kBatchKernels = 48;
 
 // The compiler's identity (version and target), part of every cache key.
 const std::string &compiler_identity() {
@@ -63,19 +72,23 @@ class CpuProgram : public Program {
   KernelFn fn_;
 };
 
+// A kernel's cache entry. Its function is renamed to `symbol()` (derived from
+// the key), so kernels of the same name can share a translation unit.
 struct Entry {
-  std::string key, path, source;
+  std::string key, path, name, source;
+  size_t body = 0;  // where the kernel's own text starts (after the prelude)
+  std::string symbol() const { return "loom_" + key; }
 };
 
 // Loads a cached kernel; nullptr when there is none, or when the entry is
 // unusable (then it is deleted and *healed set). Each cache file is the shared
 // object followed by the cache trailer (runtime/disk_cache.h), checked before
 // dlopen.
-std::shared_ptr<const Program> load(const Entry &e, const std::string &name, bool *healed) {
+std::shared_ptr<const Program> load(const Entry &e, bool *healed) {
   if (!std::filesystem::exists(e.path)) return nullptr;
   if (read_cache_object(e.path, e.key)) {
     if (void *h = dlopen(e.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      if (auto fn = reinterpret_cast<KernelFn>(dlsym(h, name.c_str()))) return std::make_shared<CpuProgram>(h, fn);
+      if (auto fn = reinterpret_cast<KernelFn>(dlsym(h, e.symbol().c_str()))) return std::make_shared<CpuProgram>(h, fn);
       dlclose(h);
     }
   }
@@ -85,11 +98,24 @@ std::shared_ptr<const Program> load(const Entry &e, const std::string &name, boo
   return nullptr;
 }
 
-void build(const Entry &e) {
-  const std::string tmp = unique_temp_path(e.path);
+// One translation unit for the batch: the prelude once (every CPU kernel's
+// source starts with the same one), then each kernel's text with its function
+// renamed to its symbol.
+std::string batch_source(const std::vector<const Entry *> &batch) {
+  std::string src = batch[0]->source.substr(0, batch[0]->body);
+  for (const Entry *e : batch)
+    src += "#define " + e->name + " " + e->symbol() + "\n" + e->source.substr(e->body) + "\n#undef " + e->name + "\n";
+  return src;
+}
+
+// Compiles the batch into one shared object, published under each kernel's
+// cache path (hard links to one file whose trailer names every kernel).
+void build(const std::vector<const Entry *> &batch) {
+  const std::string tmp = unique_temp_path(batch[0]->path);
+  const std::string source = batch_source(batch);
   {
     std::ofstream f(tmp + ".c");
-    f << e.source;
+    f << source;
     if (!f) throw Error("cannot write kernel source " + tmp + ".c");
   }
   std::vector<std::string> argv{kCompiler};
@@ -101,18 +127,42 @@ void build(const Entry &e) {
   std::optional<std::string> object = r.status == 0 ? read_file(tmp + ".so") : std::nullopt;
   if (!object) {
     std::filesystem::remove(tmp + ".so", ec);
-    throw InternalError("C compiler failed:\n" + r.output + "\nsource:\n" + e.source);
+    throw InternalError("C compiler failed:\n" + r.output + "\nsource:\n" + source);
   }
+  std::vector<std::string> keys, paths;
+  for (const Entry *e : batch) keys.push_back(e->key), paths.push_back(e->path);
   {
     std::ofstream f(tmp + ".so", std::ios::binary | std::ios::app);
-    f << cache_trailer(e.key, *object);
+    f << cache_trailer(keys, *object);
     if (!f) throw Error("cannot write compiled kernel " + tmp + ".so");
   }
-  std::filesystem::rename(tmp + ".so", e.path, ec);  // atomic: readers see the old file or the whole new one
-  if (ec) {
-    std::filesystem::remove(tmp + ".so", ec);
-    throw Error("cannot move a compiled kernel into " + e.path);
-  }
+  if (!publish_cache_file(tmp + ".so", paths)) throw Error("cannot move a compiled kernel into " + cache_dir());
+}
+
+// Compiles the distinct kernels among `which` in batches of at most
+// kBatchKernels, at least one batch per core, the batches in parallel. A
+// batch that fails compiles again kernel by kernel, so the error shows the
+// kernel at fault.
+void build_batches(const std::vector<Entry> &entries, const std::vector<size_t> &which) {
+  std::vector<const Entry *> todo;
+  std::unordered_set<std::string> seen;
+  for (size_t i : which)
+    if (seen.insert(entries[i].key).second) todo.push_back(&entries[i]);
+  if (todo.empty()) return;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t n = std::min(todo.size(), std::max(cores, (todo.size() + kBatchKernels - 1) / kBatchKernels));
+  std::vector<std::vector<const Entry *>> batches(n);
+  for (size_t i = 0; i < todo.size(); ++i) batches[i % n].push_back(todo[i]);
+  std::vector<size_t> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  build_parallel(all, [&](size_t b) {
+    try {
+      build(batches[b]);
+    } catch (const InternalError &) {
+      if (batches[b].size() == 1) throw;
+      for (const Entry *e : batches[b]) build({e});
+    }
+  });
 }
 
 class CpuDevice : public Device {
@@ -142,14 +192,14 @@ class CpuDevice : public Device {
     std::vector<size_t> misses;
     for (size_t i = 0; i < kernels.size(); ++i) {
       bool healed = false;
-      out[i] = load(entries[i], kernels[i].name, &healed);
+      out[i] = load(entries[i], &healed);
       stats.cache_healed += healed;
       if (!out[i]) misses.push_back(i);
     }
-    compile_parallel(entries, misses);
+    build_batches(entries, misses);
     for (size_t i : misses) {
       bool healed = false;
-      out[i] = load(entries[i], kernels[i].name, &healed);
+      out[i] = load(entries[i], &healed);
       if (!out[i]) throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it");
       stats.compiled++;
     }
@@ -163,13 +213,10 @@ class CpuDevice : public Device {
     Entry e;
     e.key = hash_hex(flag_text + "\n" + compiler_identity() + "\n" + k.name + "\n" + k.source);
     e.path = cache_dir() + "/" + e.key + ".so";
+    e.name = k.name;
     e.source = k.source;
+    e.body = k.body;
     return e;
-  }
-
-  // One compiler process per core at a time.
-  static void compile_parallel(const std::vector<Entry> &entries, const std::vector<size_t> &which) {
-    build_parallel(which, [&](size_t i) { build(entries[i]); });
   }
 };
 

@@ -105,7 +105,7 @@ void build(const Entry &e, const KernelSource &k, const std::string &arch) {
   const std::string tmp = unique_temp_path(e.path);
   {
     std::ofstream f(tmp, std::ios::binary);
-    f << r.cubin << cache_trailer(e.key, r.cubin);
+    f << r.cubin << cache_trailer({e.key}, r.cubin);
     if (!f) throw Error("cannot write compiled kernel " + tmp);
   }
   std::error_code ec;

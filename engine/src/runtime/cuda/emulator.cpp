@@ -235,7 +235,7 @@ std::shared_ptr<const Program> load_or_build(const KernelSource &k, CompileStats
         std::filesystem::remove(tmp + ".so", ec);
         throw InternalError("emulated CUDA kernel failed to compile:\n" + r.output + "\n" + u.text);
       }
-      std::ofstream(tmp + ".so", std::ios::binary | std::ios::app) << cache_trailer(u.key, *object);
+      std::ofstream(tmp + ".so", std::ios::binary | std::ios::app) << cache_trailer({u.key}, *object);
       std::filesystem::rename(tmp + ".so", u.path, ec);
       stats.compiled++;
     }
