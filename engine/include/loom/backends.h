@@ -1,5 +1,7 @@
 // Switches for how kernels run, in the manner of torch.backends.
 #pragma once
+#include <cstdint>
+#include <functional>
 
 namespace loom::backends {
 
@@ -17,5 +19,16 @@ bool extern_gemm();
 // torch.cuda.synchronize().
 const char *device();
 void synchronize();
+
+// Compiles ahead the kernels a piece of code will need: runs `rehearsal` once
+// only to learn them (on this thread, realize schedules and generates each
+// kernel but neither compiles nor runs it; what realizes reads back as zeros;
+// anything the rehearsal throws is dropped), then compiles the kernels no
+// cache holds yet all at once, as the device batches them (the CPU compiles
+// dozens in one compiler run, several times cheaper than one run each). Run
+// the same code for real afterwards: its kernels are loaded already. A
+// kernel that fails to compile here is compiled again, and reported, when the
+// real run needs it. Returns the number of kernels compiled.
+int64_t compile_ahead(const std::function<void()> &rehearsal);
 
 }  // namespace loom::backends

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -144,6 +145,27 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
   return out;
 }
 
+// Compile-ahead (loom/backends.h): while this thread rehearses, realize
+// gathers the kernels it would compile here, and compile_ahead compiles them
+// together afterwards.
+thread_local bool t_rehearsing = false;
+struct Rehearsal {
+  std::unordered_map<const uop::UOp *, std::shared_ptr<Kernel>> kernels;  // by AST, in no cache yet
+  std::vector<std::shared_ptr<Kernel>> order;
+};
+thread_local Rehearsal t_rehearsal;
+
+void gather_kernels(const schedule::Schedule &sched) {
+  auto &cache = kernel_cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (auto &item : sched.items) {
+    if (cache.map.count(item.ast.get()) || t_rehearsal.kernels.count(item.ast.get())) continue;
+    std::shared_ptr<Kernel> k = lower_item(item);
+    t_rehearsal.kernels[item.ast.get()] = k;
+    if (!k->compiled) t_rehearsal.order.push_back(k);
+  }
+}
+
 void ensure_allocated(uop::Buffer &b) {
   if (b.allocated()) return;
   b.mem = allocate_tracked(static_cast<size_t>(b.size) * itemsize(b.dtype));
@@ -176,6 +198,40 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return engine::g_extern.load(); }
+
+int64_t compile_ahead(const std::function<void()> &rehearsal) {
+  using namespace engine;
+  if (t_rehearsing) throw Error("compile_ahead: already rehearsing (compile_ahead does not nest)");
+  t_rehearsing = true;
+  try {
+    rehearsal();
+  } catch (...) {  // a rehearsal's errors are the real run's to report
+  }
+  t_rehearsing = false;
+  Rehearsal gathered = std::exchange(t_rehearsal, {});
+  std::vector<runtime::KernelSource> sources;
+  for (auto &k : gathered.order) sources.push_back(runtime::default_device().source(k->program));
+  runtime::CompileStats cs;
+  std::vector<std::shared_ptr<const runtime::Program>> progs;
+  try {
+    progs = runtime::default_device().compile(sources, cs);
+  } catch (const std::exception &) {  // the real run compiles each kernel again and reports the failure
+    return 0;
+  }
+  auto &cache = kernel_cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (size_t i = 0; i < progs.size(); ++i) gathered.order[i]->compiled = progs[i];
+  const uint64_t before = cache.clock;
+  for (auto &[ast, k] : gathered.kernels)
+    if (k->compiled && !cache.map.count(ast)) {
+      k->last_use = ++cache.clock;
+      cache.map[ast] = k;
+    }
+  stats().kernels_compiled += cs.compiled;
+  stats().cache_healed += cs.cache_healed;
+  evict_least_recent(cache, before);
+  return cs.compiled;
+}
 const char *device() { return std::string(engine::device_name()) == "CUDA" ? "cuda" : "cpu"; }
 void synchronize() { runtime::default_device().synchronize(); }
 }  // namespace loom::backends
@@ -293,9 +349,32 @@ int64_t run(const std::vector<ExecItem> &items) {
   return work;
 }
 
+namespace {
+
+// A rehearsal's realize: the kernels gathered, none run; the buffers they
+// would write hold zeros, so what the host reads back is harmless (no huge
+// shape, no index out of range).
+void rehearse(const schedule::Schedule &sched) {
+  gather_kernels(sched);
+  for (const schedule::ScheduleItem &item : sched.items)
+    for (auto &b : item.bufs)
+      if (!b->allocated()) {
+        ensure_allocated(*b);
+        const std::vector<char> zeros(static_cast<size_t>(b->size) * itemsize(b->dtype));
+        runtime::default_device().copy_in(b->data(), zeros.data(), zeros.size());
+      }
+}
+
+}  // namespace
+
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   const double t0 = now_ms();
   schedule::Schedule sched = schedule::create_schedule(outputs);
+  if (t_rehearsing) {
+    rehearse(sched);
+    schedule::commit(sched);
+    return sched.results;
+  }
   stats().schedules++;
   stats().work_needed += sched.work_needed;
   const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
