@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "loom/backends.h"
 #include "torch_views.h"
 
 namespace loom::conformance {
@@ -247,6 +248,25 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
 }
 
 }  // namespace
+
+namespace {
+bool g_rehearsing = false;
+}  // namespace
+
+bool rehearsing() { return g_rehearsing; }
+
+void compile_cases_ahead(const std::function<void()> &cases) {
+  static const bool off = [] {
+    const char *e = std::getenv("LOOM_CONFORMANCE_COMPILE_AHEAD");
+    return e && std::string(e) == "0";
+  }();
+  if (off) return;
+  struct Rehearsal {
+    Rehearsal() { g_rehearsing = true; }
+    ~Rehearsal() { g_rehearsing = false; }
+  } rehearsal;
+  backends::compile_ahead(cases);
+}
 
 CaseResult run_case(const CaseSpec &spec) {
   CaseResult r = run_case_quietly(spec);

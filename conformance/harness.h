@@ -72,6 +72,15 @@ CaseResult run_finite_difference_case(const CaseSpec &spec);
 Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs);
 std::string first_line(const std::string &s);
 
+// Runs `cases` once as a rehearsal (backends::compile_ahead: kernels gathered,
+// not run; results are zeros and not checked), compiling the kernels they need
+// in batches, before the caller runs them for real: the suites spend most of
+// their time compiling kernels, several times faster in batches than one by
+// one. LOOM_CONFORMANCE_COMPILE_AHEAD=0 skips it.
+void compile_cases_ahead(const std::function<void()> &cases);
+// Whether a compile_cases_ahead rehearsal is running (its cases fail nothing).
+bool rehearsing();
+
 // Cases are small: shapes are scaled down (largest dim first) to max_numel elements.
 Shape clamp_numel(Shape s, int64_t max_numel);
 

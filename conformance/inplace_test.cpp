@@ -114,8 +114,7 @@ TEST(InPlace, WritesThroughViewsMatchTorchForwardAndBackward) {
         if (auto d = compare(*pair.first, *pair.second, tol); d && !bad) bad = std::string(name) + ": " + *d;
     }
     if (bad) {
-      note_failure();
-      RC_FAIL(rep.str() + "\n  FAILED: " + *bad);
+      fail_case(rep.str() + "\n  FAILED: " + *bad);
     }
   });
 }

@@ -50,8 +50,7 @@ TEST_P(OpProperty, MatchesTorch) {
     // The distribution printed after the run shows how many cases only checked a shared rejection.
     RC_TAG(r.summary.rfind("both reject", 0) == 0 ? "both reject" : "compared");
     if (r.outcome == Outcome::Fail) {
-      note_failure();
-      RC_FAIL(r.report);
+      fail_case(r.report);
     }
   });
 }
@@ -112,8 +111,7 @@ CaseSpec random_spec(const OpEntry &op, const std::vector<DType> &dtypes, bool t
 void settle(const CaseResult &r) {
   RC_TAG(r.summary.empty() ? "compared" : "skipped: " + r.summary);
   if (r.outcome == Outcome::Fail) {
-    note_failure();
-    RC_FAIL(r.report);
+    fail_case(r.report);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "rapidcheck/detail/Configuration.h"
 #include "rapidcheck/detail/TestListenerAdapter.h"
+#include "harness.h"
 
 namespace loom::conformance {
 namespace {
@@ -26,8 +27,10 @@ void shrink_guard() {
     RC_DISCARD("shrink time budget spent");
 }
 
-void note_failure() {
+void fail_case(const std::string &report) {
+  if (rehearsing()) return;
   if (!first_failure) first_failure = Clock::now();
+  RC_FAIL(report);
 }
 
 void run_property(const rc::detail::Property &property, double case_fraction) {
@@ -41,6 +44,11 @@ void run_property(const rc::detail::Property &property, double case_fraction) {
   TestParams params = configuration().testParams;
   params.maxSuccess = std::max(1, static_cast<int>(params.maxSuccess * case_fraction));
   TestListenerAdapter listener;
+  compile_cases_ahead([&] {
+    TestParams rehearsal = params;
+    rehearsal.disableShrinking = true;  // a rehearsal fails no case; were one to throw, no shrinking
+    checkProperty(property, metadata, rehearsal, listener, configuration().reproduce);
+  });
   const TestResult result = checkProperty(property, metadata, params, listener, configuration().reproduce);
   first_failure.reset();
   if (result.is<SuccessResult>()) {

@@ -17,10 +17,13 @@ std::string &program_path();
 inline constexpr double kShrinkBudgetSeconds = 60;
 // Call first in a property: discards once the shrink budget is spent.
 void shrink_guard();
-// Call before RC_FAIL: starts the shrink budget clock.
-void note_failure();
+// Fails the current case with `report` (RC_FAIL) and starts the shrink budget
+// clock; returns without failing while run_property rehearses the property.
+void fail_case(const std::string &report);
 // Runs `property` for the current test (id = its full gtest name), for
-// case_fraction of RapidCheck's max_success cases (at least one).
+// case_fraction of RapidCheck's max_success cases (at least one). Its kernels
+// are compiled ahead (compile_cases_ahead): the same cases run once as a
+// rehearsal that fails none, then for real.
 void run_property(const rc::detail::Property &property, double case_fraction = 1);
 
 // An integer uniform in [lo, hi) at every test size (rc::gen::inRange alone

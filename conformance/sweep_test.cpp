@@ -20,13 +20,9 @@ std::vector<std::string> op_names() {
   return names;
 }
 
-class OpSweep : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(OpSweep, EveryDTypeAndLayout) {
-  const OpEntry &op = *find_op(GetParam());
-  clear_sweep_results(op.name);
-  std::vector<CellResult> cells;
-  int failures = 0;
+// The sweep's cases of one op: every dtype, every layout (none for arity 0).
+std::vector<CaseSpec> sweep_cases(const OpEntry &op) {
+  std::vector<CaseSpec> specs;
   for (DType dt : kAllDTypes) {
     std::vector<std::vector<Layout>> layout_sets;
     if (op.arity == 0) layout_sets.push_back({});
@@ -39,28 +35,53 @@ TEST_P(OpSweep, EveryDTypeAndLayout) {
       spec.shape = clamp_numel(kSweepShape, op.max_numel);
       spec.layouts = ls;
       spec.seed = std::hash<std::string>{}(op.name + "/" + dtype_name(dt) + "/" + (ls.empty() ? "-" : layout_name(ls[0])));
-      const CaseResult r = run_case(spec);
-      // A dtype inside the entry whose input both torch and the engine reject
-      // compares no values: it counts as unsupported (both reject), not as a pass.
-      const bool both_reject = r.outcome == Outcome::Pass && r.summary.rfind("both reject", 0) == 0;
-      CellResult cell{op.name, dtype_name(dt), ls.empty() ? "-" : layout_name(ls[0]),
-                      both_reject ? "unsupported" : outcome_name(r.outcome), r.summary, "", ""};
-      const bool failed = r.outcome == Outcome::Fail || r.outcome == Outcome::Gap;
-      if (failed && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
-      // The backward mark: compared where the entry is differentiable on this
-      // dtype; elsewhere torch is asked whether it would give a gradient.
-      const bool compared = op.backward && is_float(dt) && op.supports(dt);
-      const CaseResult g = compared ? run_grad_case(spec) : probe_torch_gradient(spec);
-      // A compared case with nothing to compare (torch rejects the input) is n/a, not a pass.
-      cell.backward = g.outcome == Outcome::Fail ? "fail"
-                      : g.outcome == Outcome::Gap ? "gap"
-                      : compared && g.summary.empty() ? "pass"
-                                                      : "n/a";
-      cell.backward_detail = g.summary;
-      if ((g.outcome == Outcome::Fail || g.outcome == Outcome::Gap) && ++failures <= kMaxReportedFailures)
-        ADD_FAILURE() << g.report;
-      cells.push_back(cell);
+      specs.push_back(spec);
     }
+  }
+  return specs;
+}
+
+// The backward mark is compared where the entry is differentiable on the
+// case's dtype; elsewhere torch is asked whether it would give a gradient.
+bool compares_backward(const CaseSpec &spec) {
+  return spec.op->backward && is_float(spec.dtype) && spec.op->supports(spec.dtype);
+}
+
+class OpSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpSweep, EveryDTypeAndLayout) {
+  const OpEntry &op = *find_op(GetParam());
+  clear_sweep_results(op.name);
+  const std::vector<CaseSpec> specs = sweep_cases(op);
+  compile_cases_ahead([&] {
+    for (const CaseSpec &spec : specs) {
+      run_case(spec);
+      if (compares_backward(spec)) run_grad_case(spec);
+    }
+  });
+  std::vector<CellResult> cells;
+  int failures = 0;
+  for (const CaseSpec &spec : specs) {
+    const std::string layout = spec.layouts.empty() ? "-" : layout_name(spec.layouts[0]);
+    const CaseResult r = run_case(spec);
+    // A dtype inside the entry whose input both torch and the engine reject
+    // compares no values: it counts as unsupported (both reject), not as a pass.
+    const bool both_reject = r.outcome == Outcome::Pass && r.summary.rfind("both reject", 0) == 0;
+    CellResult cell{op.name, dtype_name(spec.dtype), layout, both_reject ? "unsupported" : outcome_name(r.outcome),
+                    r.summary, "", ""};
+    const bool failed = r.outcome == Outcome::Fail || r.outcome == Outcome::Gap;
+    if (failed && ++failures <= kMaxReportedFailures) ADD_FAILURE() << r.report;
+    const bool compared = compares_backward(spec);
+    const CaseResult g = compared ? run_grad_case(spec) : probe_torch_gradient(spec);
+    // A compared case with nothing to compare (torch rejects the input) is n/a, not a pass.
+    cell.backward = g.outcome == Outcome::Fail ? "fail"
+                    : g.outcome == Outcome::Gap ? "gap"
+                    : compared && g.summary.empty() ? "pass"
+                                                    : "n/a";
+    cell.backward_detail = g.summary;
+    if ((g.outcome == Outcome::Fail || g.outcome == Outcome::Gap) && ++failures <= kMaxReportedFailures)
+      ADD_FAILURE() << g.report;
+    cells.push_back(cell);
   }
   write_sweep_results(op.name, cells);
   if (failures > kMaxReportedFailures)

@@ -52,8 +52,7 @@ void check_random_chain(bool as_strided_after_copies) {
       bad = std::string("the engine threw: ") + e.what();
     }
     if (bad) {
-      note_failure();
-      RC_FAIL(rep.str() + "\n  FAILED: " + *bad);
+      fail_case(rep.str() + "\n  FAILED: " + *bad);
     }
   });
 }

@@ -88,8 +88,7 @@ void check_random_chains(bool as_strided_after_copies) {
         for (size_t k = 0; k <= steps.size(); ++k) {
           const std::vector<ViewStep> prefix(steps.begin(), steps.begin() + static_cast<int64_t>(k));
           if (auto bad = disagreement(s.in, prefix)) {
-            note_failure();
-            RC_FAIL(*bad);
+            fail_case(*bad);
           }
         }
       },
@@ -181,8 +180,7 @@ TEST(ViewChainGeometry, RejectsWhatTorchRejects) {
           if (s.rng.coin(1.0 / 3)) perturb(step.attrs, s.rng);
           steps.push_back(step);
           if (auto bad = disagreement(s.in, steps)) {
-            note_failure();
-            RC_FAIL(*bad);
+            fail_case(*bad);
           }
           try {  // go on from the accepted, small results
             if (shape_numel(torch_view_info(s.in.base, steps).shape) > kMaxChainNumel) steps.pop_back();
