@@ -9,6 +9,7 @@ root=$PWD
 build_dir=${LOOM_BUILD_DIR:-build}
 export CCACHE_DIR=${CCACHE_DIR:-$root/.ccache}
 
-cmake -S . -B "$build_dir" -G Ninja "$@"
+source ci/timing.sh
+timed configure cmake -S . -B "$build_dir" -G Ninja "$@"
 read -r -a targets <<<"${LOOM_TARGETS:-}"
-ninja -C "$build_dir" -j "$(nproc)" "${targets[@]}"
+timed build ninja -C "$build_dir" -j "$(nproc)" "${targets[@]}"

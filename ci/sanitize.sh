@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sanitizer run: AddressSanitizer (with LeakSanitizer) + UBSan, -O1, in
 # its own build dir, so the main build's compiler and flags do not change.
-#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan),
+#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan;
+#                                   -O1 -g1: line tables for the reports),
 #                                   then run the engine unit tests and every
 #                                   op's forward (OpProperty) and backward
 #                                   (GradProperty) conformance property with
@@ -37,7 +38,7 @@ configure() {  # configure DIR [cmake args...]
   local d=$1
   shift
   cmake -S . -B "$d" -G Ninja "$@" -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
 }
 
 build() {
@@ -59,8 +60,9 @@ case ${1:-} in
   *) echo "usage: ci/sanitize.sh [--build TARGET... | --fuzzers TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
 esac
 
+source ci/timing.sh
 start=$SECONDS
-build loom_engine_tests loom_conformance loom_cache_child
+timed "sanitizer build" build loom_engine_tests loom_conformance loom_cache_child
 echo "sanitize: built in $((SECONDS - start)) s"
 # detect_leaks: LeakSanitizer; libtorch's own one-time allocations are
 # suppressed by ci/lsan.supp (each entry names why).
@@ -69,11 +71,11 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$root/ci/lsan.supp:print_suppressions=0
 export RC_PARAMS="seed=20261122 max_success=${LOOM_SANITIZE_CASES:-4}"
 status=0
-"$dir/engine/loom_engine_tests" --gtest_brief=1 || status=1
+timed "sanitizer run: engine tests" "$dir/engine/loom_engine_tests" --gtest_brief=1 || status=1
 # The properties run with the kernel optimizations off (LOOM_NOOPT=1): the
 # main ctest run covers the optimized kernels, this one the plain loop nests,
 # so every op's forward and backward is checked against libtorch in both.
-LOOM_NOOPT=1 "$dir/conformance/loom_conformance" --gtest_brief=1 \
+LOOM_NOOPT=1 timed "sanitizer run: properties" "$dir/conformance/loom_conformance" --gtest_brief=1 \
   --gtest_filter='Ops/OpProperty.*:Ops/GradProperty.*' || status=1
 echo "sanitize: wall time $((SECONDS - start)) s"
 exit "$status"
