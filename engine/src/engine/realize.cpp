@@ -352,13 +352,15 @@ int64_t run(const std::vector<ExecItem> &items) {
 namespace {
 
 // A rehearsal's realize: the kernels gathered, none run; the buffers they
-// would write hold zeros, so what the host reads back is harmless (no huge
-// shape, no index out of range).
+// would write that outlive the schedule hold zeros, so what the host reads
+// back is harmless (no huge shape, no index out of range).
 void rehearse(const schedule::Schedule &sched) {
   gather_kernels(sched);
+  uop::NodeMap<bool> transient;
+  for (auto &b : sched.transient) transient[b.get()] = true;
   for (const schedule::ScheduleItem &item : sched.items)
     for (auto &b : item.bufs)
-      if (!b->allocated()) {
+      if (!b->allocated() && !transient.contains(b.get())) {
         ensure_allocated(*b);
         const std::vector<char> zeros(static_cast<size_t>(b->size) * itemsize(b->dtype));
         runtime::default_device().copy_in(b->data(), zeros.data(), zeros.size());
