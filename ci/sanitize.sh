@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The sanitizer run: AddressSanitizer (with LeakSanitizer) + UBSan, -O1, in
+# The sanitizer run: AddressSanitizer (with LeakSanitizer) + UBSan, in
 # its own build dir, so the main build's compiler and flags do not change.
-#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan;
-#                                   -O1 -g1: line tables for the reports),
+#   ci/sanitize.sh                  g++ build in $LOOM_SANITIZE_DIR (build-asan,
+#                                   -O0: half -O1's compile time),
 #                                   then run the engine unit tests and every
 #                                   op's forward (OpProperty) and backward
 #                                   (GradProperty) conformance property with
@@ -34,21 +34,21 @@ have_libfuzzer() {
   return $ok
 }
 
-configure() {  # configure DIR [cmake args...]
-  local d=$1
-  shift
+configure() {  # configure DIR OPT [cmake args...]; -g1: line tables for the reports
+  local d=$1 opt=$2
+  shift 2
   cmake -S . -B "$d" -G Ninja "$@" -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$opt -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt -g1" >/dev/null
 }
 
-build() {
-  configure "$dir"
+build() {  # -O0: the tests' checks need no optimizer, and it halves the build
+  configure "$dir" -O0
   ninja -C "$dir" -j "$(nproc)" "$@"
 }
 
-fuzzers() {
+fuzzers() {  # -O1: a bounded fuzz run does the same number of runs in less time
   local d=${LOOM_LIBFUZZER_DIR:-build-libfuzzer}
-  configure "$d" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+  configure "$d" -O1 -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
   ninja -C "$d" -j "$(nproc)" "$@"
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "fuzz_program.h"
+#include "loom/backends.h"
 
 namespace fs = std::filesystem;
 using namespace loom::fuzz;
@@ -63,6 +64,12 @@ void save_regression(const std::string &dir, const Program &p, const Verdict &v)
 }
 
 int fuzz(const Options &o) {
+  // The programs' kernels compile ahead, in batches: a rehearsal of the run
+  // gathers them (loom::backends::compile_ahead; it checks nothing), then the run
+  // checks the programs against loaded kernels.
+  loom::backends::compile_ahead([&] {
+    for (int64_t i = 0; i < o.count; ++i) check(generate(program_seed(o.seed, i), o.max_steps));
+  });
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int64_t run = 0, compared = 0, failures = 0, known = 0;
