@@ -363,7 +363,7 @@ void rehearse(const schedule::Schedule &sched) {
       if (!b->allocated() && !transient.contains(b.get())) {
         ensure_allocated(*b);
         const std::vector<char> zeros(static_cast<size_t>(b->size) * itemsize(b->dtype));
-        runtime::default_device().copy_in(b->data(), zeros.data(), zeros.size());
+        if (!zeros.empty()) runtime::default_device().copy_in(b->data(), zeros.data(), zeros.size());
       }
 }
 
