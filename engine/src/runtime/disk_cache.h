@@ -1,5 +1,6 @@
 // The on-disk compiled-kernel cache: one file per kernel, named by a hash of
-// everything that determines it (source, flags, compiler identity). Writers go
+// everything that determines it (source, flags, compiler identity); kernels
+// compiled together share one object, each file a hard link to it. Writers go
 // through a unique temporary and an atomic rename, so concurrent processes
 // filling the same cache never see a half-written entry; a reader that finds an
 // unusable entry deletes it and rebuilds.
