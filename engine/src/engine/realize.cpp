@@ -108,38 +108,45 @@ void evict_least_recent(KernelCache &cache, uint64_t before) {
   for (size_t i = 0; i < n; ++i) cache.map.erase(uses[i].second);
 }
 
+// Gives the kernels (none has a program yet) their programs, compiled in one
+// Device::compile call (the device compiles the misses together); returns how
+// many the compiler built. LOOM_DEBUG=3 prints each kernel's source.
+int64_t compile_kernels(const std::vector<std::shared_ptr<Kernel>> &kernels) {
+  std::vector<runtime::KernelSource> sources;
+  for (auto &k : kernels) {
+    sources.push_back(runtime::default_device().source(k->program));
+    if (debug_level() >= 3) std::cerr << sources.back().source.substr(sources.back().body);
+  }
+  runtime::CompileStats cs;
+  const std::vector<std::shared_ptr<const runtime::Program>> progs = runtime::default_device().compile(sources, cs);
+  for (size_t i = 0; i < kernels.size(); ++i) kernels[i]->compiled = progs[i];
+  stats().kernels_compiled += cs.compiled;
+  stats().cache_healed += cs.cache_healed;
+  return cs.compiled;
+}
+
 // The kernels of a schedule, from the cache or compiled now (misses in parallel).
 std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched) {
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> lock(cache.mu);
   std::vector<std::shared_ptr<Kernel>> out;
   std::vector<std::shared_ptr<Kernel>> fresh;
-  std::vector<runtime::KernelSource> sources;
   for (auto &item : sched.items) {
     auto &slot = cache.map[item.ast.get()];
     if (!slot) {
       slot = lower_item(item);
-      if (!slot->compiled) {  // an extern kernel has its program already
-        fresh.push_back(slot);
-        sources.push_back(runtime::default_device().source(slot->program));
-        if (debug_level() >= 3) std::cerr << sources.back().source.substr(sources.back().body);
-      }
+      if (!slot->compiled) fresh.push_back(slot);  // an extern kernel has its program already
     }
     slot->last_use = ++cache.clock;
     out.push_back(slot);
   }
   if (!fresh.empty()) {
-    runtime::CompileStats cs;
-    std::vector<std::shared_ptr<const runtime::Program>> progs;
     try {
-      progs = runtime::default_device().compile(sources, cs);
+      compile_kernels(fresh);
     } catch (...) {
       for (auto &k : fresh) cache.map.erase(k->ast.get());
       throw;
     }
-    for (size_t i = 0; i < fresh.size(); ++i) fresh[i]->compiled = progs[i];
-    stats().kernels_compiled += cs.compiled;
-    stats().cache_healed += cs.cache_healed;
   }
   evict_least_recent(cache, cache.clock - sched.items.size());
   return out;
@@ -209,28 +216,22 @@ int64_t compile_ahead(const std::function<void()> &rehearsal) {
   }
   t_rehearsing = false;
   Rehearsal gathered = std::exchange(t_rehearsal, {});
-  std::vector<runtime::KernelSource> sources;
-  for (auto &k : gathered.order) sources.push_back(runtime::default_device().source(k->program));
-  runtime::CompileStats cs;
-  std::vector<std::shared_ptr<const runtime::Program>> progs;
+  int64_t compiled = 0;
   try {
-    progs = runtime::default_device().compile(sources, cs);
+    compiled = compile_kernels(gathered.order);
   } catch (const std::exception &) {  // the real run compiles each kernel again and reports the failure
     return 0;
   }
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> lock(cache.mu);
-  for (size_t i = 0; i < progs.size(); ++i) gathered.order[i]->compiled = progs[i];
   const uint64_t before = cache.clock;
   for (auto &[ast, k] : gathered.kernels)
     if (k->compiled && !cache.map.count(ast)) {
       k->last_use = ++cache.clock;
       cache.map[ast] = k;
     }
-  stats().kernels_compiled += cs.compiled;
-  stats().cache_healed += cs.cache_healed;
   evict_least_recent(cache, before);
-  return cs.compiled;
+  return compiled;
 }
 const char *device() { return std::string(engine::device_name()) == "CUDA" ? "cuda" : "cpu"; }
 void synchronize() { runtime::default_device().synchronize(); }
