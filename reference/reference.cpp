@@ -1,9 +1,11 @@
 // The only translation unit that includes ATen: host <-> torch conversion and
 // the op dispatch table. ATen/ATen.h instead of torch/torch.h halves its build.
 #include <ATen/ATen.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -15,6 +17,18 @@
 namespace loom::reference {
 
 namespace {
+
+// torch writes a C++ backtrace into every error it raises, symbolizing each
+// frame (dladdr): ~10 ms an error, and the conformance suite has torch reject
+// tens of thousands of cases. The oracle reads only what_without_backtrace(),
+// so the backtrace is left out from the start of any program that links the
+// oracle; LOOM_TORCH_BACKTRACES=1 keeps it (a torch error's what() then shows it).
+const bool kTorchBacktraces = [] {
+  const char *keep = std::getenv("LOOM_TORCH_BACKTRACES");
+  const bool on = keep && std::string(keep) == "1";
+  if (!on) c10::SetStackTraceFetcher([] { return std::string(); });
+  return on;
+}();
 
 // torch 1.13's gelu_backward with approximate="none" reads a non-contiguous
 // incoming gradient wrongly on float32 and bfloat16 (off by orders of
