@@ -9,7 +9,8 @@
 #                                   RC_PARAMS max_success=$LOOM_SANITIZE_CASES
 #                                   (default 4) instead of 100, the properties
 #                                   with LOOM_NOOPT=1 (plain loop nests)
-#   ci/sanitize.sh --build TARGET.. only configure and build those (g++)
+#   ci/sanitize.sh --build [TARGET..] only configure and build those (g++;
+#                                   default: the sanitizer run's)
 #   ci/sanitize.sh --fuzzers TARGET.. clang build of the libFuzzer harnesses
 #                                   in $LOOM_LIBFUZZER_DIR (build-libfuzzer);
 #                                   clang, since g++ has no libFuzzer, and not
@@ -41,7 +42,11 @@ configure() {  # configure DIR OPT [cmake args...]; -g1: line tables for the rep
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="$opt -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt -g1" >/dev/null
 }
 
+# What the sanitizer run needs.
+targets=(loom_engine_tests loom_conformance loom_cache_child)
+
 build() {  # -O0: the tests' checks need no optimizer, and it halves the build
+  (($#)) || set -- "${targets[@]}"
   configure "$dir" -O0
   ninja -C "$dir" -j "$(nproc)" "$@"
 }
@@ -57,12 +62,12 @@ case ${1:-} in
   --build) shift; build "$@"; exit ;;
   --fuzzers) shift; fuzzers "$@"; exit ;;
   "") ;;
-  *) echo "usage: ci/sanitize.sh [--build TARGET... | --fuzzers TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
+  *) echo "usage: ci/sanitize.sh [--build [TARGET...] | --fuzzers TARGET... | --have-libfuzzer]" >&2; exit 2 ;;
 esac
 
 source ci/timing.sh
 start=$SECONDS
-timed "sanitizer build" build loom_engine_tests loom_conformance loom_cache_child
+timed "sanitizer build" build
 echo "sanitize: built in $((SECONDS - start)) s"
 # detect_leaks: LeakSanitizer; libtorch's own one-time allocations are
 # suppressed by ci/lsan.supp (each entry names why).
@@ -70,12 +75,24 @@ export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_odr_violation=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$root/ci/lsan.supp:print_suppressions=0
 export RC_PARAMS="seed=20261122 max_success=${LOOM_SANITIZE_CASES:-4}"
-status=0
-timed "sanitizer run: engine tests" "$dir/engine/loom_engine_tests" --gtest_brief=1 || status=1
+# The two runs go side by side (each is one process, mostly on one core),
+# each into its own log, shown when it ends.
+engine_tests() { "$dir/engine/loom_engine_tests" --gtest_brief=1; }
 # The properties run with the kernel optimizations off (LOOM_NOOPT=1): the
 # main ctest run covers the optimized kernels, this one the plain loop nests,
 # so every op's forward and backward is checked against libtorch in both.
-LOOM_NOOPT=1 timed "sanitizer run: properties" "$dir/conformance/loom_conformance" --gtest_brief=1 \
-  --gtest_filter='Ops/OpProperty.*:Ops/GradProperty.*' || status=1
+properties() {
+  LOOM_NOOPT=1 "$dir/conformance/loom_conformance" --gtest_brief=1 \
+    --gtest_filter='Ops/OpProperty.*:Ops/GradProperty.*'
+}
+timed "sanitizer run: engine tests (beside the properties)" engine_tests >"$dir/engine-tests.log" 2>&1 &
+engine=$!
+timed "sanitizer run: properties (beside the engine tests)" properties >"$dir/properties.log" 2>&1 &
+props=$!
+status=0
+wait "$engine" || status=1
+cat "$dir/engine-tests.log"
+wait "$props" || status=1
+cat "$dir/properties.log"
 echo "sanitize: wall time $((SECONDS - start)) s"
 exit "$status"

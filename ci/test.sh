@@ -12,19 +12,27 @@ source ci/timing.sh
 LOOM_TIMING_FILE=$(mktemp)
 export LOOM_TIMING_FILE
 junit=$build_dir/ctest-junit.xml
+early=""  # the sanitizer build beside ctest (below), while it runs
+# shellcheck disable=SC2317  # called through the EXIT trap
+stop_early_build() {  # its own session (setsid): the whole build stops
+  [[ -n $early ]] && kill -TERM -- "-$early" 2>/dev/null
+  return 0
+}
 # shellcheck disable=SC2317  # called through the EXIT trap
 report_time() {
   python3 ci/timing_report.py "$LOOM_TIMING_FILE" "$junit" "$build_dir" --total $((SECONDS - start)) || true
   rm -f "$LOOM_TIMING_FILE"
   echo "test.sh: wall time $((SECONDS - start)) s"
 }
-trap report_time EXIT
+trap 'stop_early_build; report_time' EXIT
 
 timed "apt check" ci/install_deps.sh
 # -g1: line tables (backtraces, file:line in gdb and sanitizer reports)
 # without the type information of -g, which doubles the compile time of a
-# unit that includes torch's headers.
-ci/build.sh -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+# unit that includes torch's headers. The test code at -O1 (CMakeLists.txt:
+# LOOM_TEST_FLAGS): the engine it tests keeps -O2.
+ci/build.sh -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DLOOM_TEST_FLAGS=-O1
 
 status=0
 timed "file size and layering checks" bash -c 'ci/check_file_size.sh && ci/check_layering.sh' || status=$?
@@ -32,10 +40,22 @@ timed "file size and layering checks" bash -c 'ci/check_file_size.sh && ci/check
 # RC_PARAMS yourself (e.g. RC_PARAMS=seed=123) to explore other cases.
 export RC_PARAMS=${RC_PARAMS:-seed=20261122}
 rm -f "$junit"
+# The sanitizer build (ci/sanitize.sh --build) starts now, beside ctest, at
+# the lowest CPU priority (nice 19): while ctest runs it takes only what ctest
+# leaves idle (a long test running alone, a test waiting on its compiler),
+# then it finishes alone (ci/sanitize.sh, whose build then has nothing left).
+mkdir -p "$build_dir"
+setsid nice -n 19 ci/sanitize.sh --build >"$build_dir/sanitizer-build-beside-ctest.log" 2>&1 &
+early=$!
 # The whole output of passed tests goes to the JUnit file: the report counts
 # the GoogleTest tests each ctest test ran from it.
 timed ctest ctest --test-dir "$build_dir" --output-on-failure -j2 --output-junit "$PWD/$junit" \
   --test-output-size-passed 4194304 || status=$?
+steps=$(grep -o '^\[[0-9]*/[0-9]*\]' "$build_dir/sanitizer-build-beside-ctest.log" | tail -1 || true)
+echo "test.sh: the sanitizer build beside ctest had reached ${steps:-no step} when ctest ended"
+# A failed build shows its error again in ci/sanitize.sh's own build.
+timed "sanitizer build, its rest after ctest" wait "$early" || true
+early=""
 # The sanitizer run: ASan + UBSan + LSan over the engine unit tests and every
 # op's forward and backward property (4 cases each, kernel optimizations off:
 # LOOM_NOOPT=1), in build-asan (ci/sanitize.sh).
