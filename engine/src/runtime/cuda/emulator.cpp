@@ -1,7 +1,6 @@
 #include "runtime/cuda/emulator.h"
 
 #include <dlfcn.h>
-#include <ucontext.h>
 
 #include <cstring>
 #include <filesystem>
@@ -14,6 +13,7 @@
 
 #include "loom/error.h"
 #include "renderer/cuda_renderer.h"
+#include "runtime/cuda/fibers.h"
 #include "runtime/disk_cache.h"
 
 namespace loom::runtime::cuda {
@@ -122,65 +122,13 @@ std::string entry_point(const KernelSource &k) {
          call + ");\n}\n";
 }
 
-// A block's threads as fibers on the calling thread (ucontext): each runs
-// until its next __syncthreads or its end, in thread order; a round over
-// them all is one barrier. Every thread of a loom kernel meets the same
+// A block's threads as fibers on the calling thread (runtime/cuda/fibers.h):
+// each runs until its next __syncthreads or its end, in thread order; a round
+// over them all is one barrier. Every thread of a loom kernel meets the same
 // barriers (the block fold), so a round is exactly CUDA's __syncthreads.
-struct Fibers {
-  ucontext_t main{};
-  std::vector<ucontext_t> ctx;
-  std::vector<std::unique_ptr<char[]>> stacks;  // kept for the next launch (not zeroed)
-  std::vector<bool> done;
-  Entry fn = nullptr;
-  void **bufs = nullptr;
-  unsigned block = 0, threads = 0, current = 0;
-};
-thread_local Fibers *g_fibers = nullptr;
-
-void fiber_main() {
-  Fibers &f = *g_fibers;
-  const unsigned t = f.current;
-  f.fn(f.bufs, f.block, t, f.threads, [] {
-    Fibers &g = *g_fibers;
-    swapcontext(&g.ctx[g.current], &g.main);
-  });
-  f.done[t] = true;  // returns to f.main through uc_link
-}
-
-constexpr size_t kStack = 256 << 10;
-
-// Fiber t at the start of the kernel (getcontext only seeds the context:
-// makecontext replaces where it resumes, so it returns here once).
-void start_fiber(Fibers &f, unsigned t) {
-  ucontext_t &c = f.ctx[t];
-  getcontext(&c);
-  c.uc_stack.ss_sp = f.stacks[t].get();
-  c.uc_stack.ss_size = kStack;
-  c.uc_link = &f.main;
-  makecontext(&c, fiber_main, 0);
-}
-
 void run_block_fibers(Entry fn, void **bufs, unsigned blocks, unsigned threads) {
-  static thread_local Fibers f;
-  f.fn = fn, f.bufs = bufs, f.threads = threads;
-  f.ctx.resize(threads);
-  while (f.stacks.size() < threads) f.stacks.push_back(std::make_unique_for_overwrite<char[]>(kStack));
-  g_fibers = &f;
-  for (unsigned b = 0; b < blocks; b++) {
-    f.block = b;
-    f.done.assign(threads, false);
-    for (unsigned t = 0; t < threads; t++) start_fiber(f, t);
-    for (bool running = true; running;) {
-      running = false;
-      for (unsigned t = 0; t < threads; t++) {
-        if (f.done[t]) continue;
-        f.current = t;
-        swapcontext(&f.main, &f.ctx[t]);
-        running |= !f.done[t];
-      }
-    }
-  }
-  g_fibers = nullptr;
+  for (unsigned b = 0; b < blocks; b++)
+    run_fibers(threads, [&](unsigned t) { fn(bufs, b, t, threads, [] { fiber_yield(); }); });
 }
 
 class EmulatedProgram : public Program {
