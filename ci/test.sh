@@ -44,8 +44,12 @@ rm -f "$junit"
 # the lowest CPU priority (nice 19): while ctest runs it takes only what ctest
 # leaves idle (a long test running alone, a test waiting on its compiler),
 # then it finishes alone (ci/sanitize.sh, whose build then has nothing left).
+# Its own session (setsid), so that it can be stopped as a whole; where the
+# kernel groups a session's processes for the scheduler (autogroup), the
+# group gets nice 19 too, or it would share the cores equally with ctest.
 mkdir -p "$build_dir"
-setsid nice -n 19 ci/sanitize.sh --build >"$build_dir/sanitizer-build-beside-ctest.log" 2>&1 &
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 ci/sanitize.sh --build' \
+  >"$build_dir/sanitizer-build-beside-ctest.log" 2>&1 &
 early=$!
 # The whole output of passed tests goes to the JUnit file: the report counts
 # the GoogleTest tests each ctest test ran from it.

@@ -44,7 +44,7 @@ def test_labels(build_dir):
 
 
 def tests(junit):
-    """(name, seconds, status, gtest tests it ran) per ctest test."""
+    """(name, seconds, status, gtest tests it ran, fuzz listings it replayed) per ctest test."""
     try:
         root = ET.parse(junit).getroot()
     except (OSError, ET.ParseError):
@@ -53,7 +53,8 @@ def tests(junit):
     for c in root.iter("testcase"):
         text = c.findtext("system-out") or ""
         ran = sum(int(n) for n in re.findall(r"^\[==========\] (\d+) tests? from \d+ test suites? ran", text, re.M))
-        out.append((c.get("name"), float(c.get("time") or 0), c.get("status") or "", ran))
+        replayed = sum(int(n) for n in re.findall(r"^replay: \d+ of (\d+) listings pass", text, re.M))
+        out.append((c.get("name"), float(c.get("time") or 0), c.get("status") or "", ran, replayed))
     return out
 
 
@@ -78,16 +79,17 @@ def main(argv):
         return 0
     labels = test_labels(argv[2])
     per_label = collections.defaultdict(lambda: [0, 0.0])
-    for name, secs, _, _ in ran:
+    for name, secs, *_ in ran:
         for label in labels.get(name, ["(no label)"]):
             per_label[label][0] += 1
             per_label[label][1] += secs
     print(f"  ctest: {len(ran)} tests, {sum(r[1] for r in ran):.1f} s of test time in all (a test with"
-          f" several labels counts under each); {sum(r[3] for r in ran)} GoogleTest tests ran inside them")
+          f" several labels counts under each); {sum(r[3] for r in ran)} GoogleTest tests and"
+          f" {sum(r[4] for r in ran)} fuzz regression listings ran inside them")
     for label, (n, secs) in sorted(per_label.items(), key=lambda kv: -kv[1][1]):
         print(f"    label {label:<12} {n:5d} tests  {secs:8.1f} s")
     print(f"  the {SLOWEST} slowest tests:")
-    for name, secs, status, _ in sorted(ran, key=lambda r: -r[1])[:SLOWEST]:
+    for name, secs, status, *_ in sorted(ran, key=lambda r: -r[1])[:SLOWEST]:
         shown = name.split("  #")[0]  # gtest's "  # GetParam() = ..." suffix
         print(f"    {secs:8.1f} s  {shown}{'' if status == 'run' else '  (' + status + ')'}")
     return 0
