@@ -12,6 +12,8 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <variant>
+#include <vector>
 
 #include "fuzz_program.h"
 #include "loom/backends.h"
@@ -102,11 +104,12 @@ int fuzz(const Options &o) {
   return failures ? 1 : 0;
 }
 
-// One listing's verdict; a listing that does not parse fails alone, so the
-// files after it are still replayed.
-Verdict replay_file(const std::string &file) {
+// A listing's program or, for one that does not parse, its failing verdict:
+// it fails alone, and the files after it are still replayed.
+using Listing = std::variant<Program, Verdict>;
+Listing load_listing(const std::string &file) {
   try {
-    return check(parse_listing(read_file(file)));
+    return parse_listing(read_file(file));
   } catch (const std::exception &e) {
     Verdict v;
     v.pass = false;
@@ -115,17 +118,22 @@ Verdict replay_file(const std::string &file) {
     return v;
   }
 }
+Verdict verdict(const Listing &l) {
+  return std::holds_alternative<Program>(l) ? check(std::get<Program>(l)) : std::get<Verdict>(l);
+}
 
 int replay(const Options &o) {
+  std::vector<Listing> listings;
+  for (const std::string &f : o.replay) listings.push_back(load_listing(f));
   // Every listing's kernels compile ahead, in batches (as fuzz() does).
   loom::backends::compile_ahead([&] {
-    for (const std::string &f : o.replay) replay_file(f);
+    for (const Listing &l : listings) verdict(l);
   });
   int bad = 0;
-  for (const std::string &f : o.replay) {
-    const Verdict v = replay_file(f);
-    std::cout << f << ": " << (v.pass ? (v.compared ? "matches libtorch" : "both reject") : "FAILED: " + v.message)
-              << "\n";
+  for (size_t i = 0; i < listings.size(); ++i) {
+    const Verdict v = verdict(listings[i]);
+    std::cout << o.replay[i] << ": "
+              << (v.pass ? (v.compared ? "matches libtorch" : "both reject") : "FAILED: " + v.message) << "\n";
     bad += !v.pass;
   }
   std::cout << "replay: " << o.replay.size() - bad << " of " << o.replay.size() << " listings pass\n";
