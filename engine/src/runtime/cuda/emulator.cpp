@@ -128,7 +128,7 @@ std::string entry_point(const KernelSource &k) {
 // barriers (the block fold), so a round is exactly CUDA's __syncthreads.
 void run_block_fibers(Entry fn, void **bufs, unsigned blocks, unsigned threads) {
   for (unsigned b = 0; b < blocks; b++)
-    run_fibers(threads, [&](unsigned t) { fn(bufs, b, t, threads, [] { fiber_yield(); }); });
+    run_fibers(threads, [&](unsigned t) { fn(bufs, b, t, threads, fiber_yield); });
 }
 
 class EmulatedProgram : public Program {
