@@ -42,8 +42,9 @@ export RC_PARAMS=${RC_PARAMS:-seed=20261122}
 rm -f "$junit"
 # The sanitizer build (ci/sanitize.sh --build) starts now, beside ctest, at
 # the lowest CPU priority (nice 19): while ctest runs it takes only what ctest
-# leaves idle (a long test running alone, a test waiting on its compiler),
-# then it finishes alone (ci/sanitize.sh, whose build then has nothing left).
+# leaves idle (a long test running alone, a test waiting on its compiler);
+# after ctest it finishes alone while this script waits for it, so that
+# ci/sanitize.sh's own build then has nothing left to do.
 # Its own session (setsid), so that it can be stopped as a whole; where the
 # kernel groups a session's processes for the scheduler (autogroup), the
 # group gets nice 19 too, or it would share the cores equally with ctest.
