@@ -2,7 +2,9 @@
 // libtorch, from the same parameters and batch, in one run.
 //   loom-bench-step [batch=16] [steps=3] [threads=2]
 // Prints per step both losses and times, then medians and their ratio, the
-// kernels per step and the executed work against the graph's need.
+// kernels per step and the executed work against the graph's need, loom's
+// host time (the step's wall time minus its kernels' time) and its share per
+// kernel launch, and how many of the step's realizes hit the schedule cache.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,18 +25,22 @@ int main(int argc, char **argv) {
   const reference::HlbResult torch = reference::train_hlb(b.torch_spec(steps, threads));
 
   std::printf("hlb-like step, batch %lld, widths 64/256/512, %s\n", static_cast<long long>(batch), bench::cpu_model().c_str());
-  std::vector<double> loom_ms;
+  std::vector<double> loom_ms, host_ms, per_kernel_us;
   for (int s = 0; s < steps; ++s) {
     reset_run_stats();
     auto t0 = std::chrono::steady_clock::now();
     const double loss = bench::hlb_step(b.net, b.x, b.y);
     loom_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     const RunStats st = run_stats();
-    std::printf("step %d: loss loom %.6f libtorch %.6f | loom %8.1f ms  libtorch %7.1f ms | kernels %lld "
-                "(compiled %lld)  work %.3g / needed %.3g = %.3f\n",
-                s, loss, torch.losses[s], loom_ms.back(), torch.step_ms[s], static_cast<long long>(st.kernels_run),
-                static_cast<long long>(st.kernels_compiled), static_cast<double>(st.work),
-                static_cast<double>(st.work_needed),
+    host_ms.push_back(loom_ms.back() - st.kernel_seconds * 1e3);
+    per_kernel_us.push_back(host_ms.back() * 1e3 / static_cast<double>(std::max<int64_t>(1, st.kernels_run)));
+    std::printf("step %d: loss loom %.6f libtorch %.6f | loom %8.1f ms (host %.2f ms, %.1f us per kernel)  libtorch "
+                "%7.1f ms | kernels %lld (compiled %lld)  schedules %lld (cached %lld)  work %.3g / needed %.3g = "
+                "%.3f\n",
+                s, loss, torch.losses[s], loom_ms.back(), host_ms.back(), per_kernel_us.back(), torch.step_ms[s],
+                static_cast<long long>(st.kernels_run), static_cast<long long>(st.kernels_compiled),
+                static_cast<long long>(st.schedules), static_cast<long long>(st.schedule_hits),
+                static_cast<double>(st.work), static_cast<double>(st.work_needed),
                 static_cast<double>(st.work) / static_cast<double>(std::max<int64_t>(1, st.work_needed)));
     std::fflush(stdout);
   }
@@ -43,5 +49,9 @@ int main(int argc, char **argv) {
   std::vector<double> tm(torch.step_ms.begin() + (steps > 1), torch.step_ms.end());
   std::printf("median step: loom %.1f ms, libtorch %.1f ms, ratio loom/libtorch %.1fx\n", reference::median(lm),
               reference::median(tm), reference::median(lm) / reference::median(tm));
+  std::vector<double> hm(host_ms.begin() + (steps > 1), host_ms.end());
+  std::vector<double> km(per_kernel_us.begin() + (steps > 1), per_kernel_us.end());
+  std::printf("median host time per step: loom %.2f ms (%.1f us per kernel launch)\n", reference::median(hm),
+              reference::median(km));
   return 0;
 }
