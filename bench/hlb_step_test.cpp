@@ -31,5 +31,23 @@ TEST(Work, HlbLikeStepComputesEachReductionOnce) {
   }
 }
 
+// From its second step on, each realize of the step finds its graph's
+// structure in the schedule cache: no graph is cut into kernels again.
+TEST(ScheduleCache, AnHlbLikeStepIsScheduledOnce) {
+  bench::HlbNet net = bench::make_hlb_net({8, 16, 32}, 4, 3);
+  Tensor::manual_seed(5);
+  Tensor x = Tensor::randn({4, 3, 32, 32}).realize();
+  Tensor y = Tensor::randint(0, 10, {4}).realize();
+  for (int step = 0; step < 4; ++step) {
+    reset_run_stats();
+    bench::hlb_step(net, x, y);
+    const RunStats st = run_stats();
+    if (step >= 2) {
+      EXPECT_GT(st.schedules, 0);
+      EXPECT_EQ(st.schedule_hits, st.schedules) << "step " << step;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom

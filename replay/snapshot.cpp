@@ -21,7 +21,9 @@ std::string snapshot(const Program &p) {
   os << "# kernels " << kernels.size() << "\n";
   for (size_t i = 0; i < kernels.size(); i++) {
     const auto &k = kernels[i];
-    os << "=== kernel " << i << " " << k.name << "\n--- ast\n" << k.ast << "--- linear\n" << k.linear
+    os << "=== kernel " << i << " " << k.name << "\n--- ast\n" << k.ast;
+    if (!k.bound.empty()) os << "--- bound " << k.bound << "\n";
+    os << "--- linear\n" << k.linear
        << "--- c\n" << k.c_source << "--- cuda " << k.cuda_blocks << "x" << k.cuda_threads << "\n" << k.cuda_source;
   }
   return os.str();

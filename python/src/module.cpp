@@ -55,6 +55,7 @@ void bind_stats(py::module_ &m) {
     RunStats s = run_stats();
     py::dict d;
     d["schedules"] = s.schedules;
+    d["schedule_hits"] = s.schedule_hits;
     d["kernels_run"] = s.kernels_run;
     d["buffers_allocated"] = s.buffers_allocated;
     d["kernels_compiled"] = s.kernels_compiled;

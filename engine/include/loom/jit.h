@@ -10,7 +10,9 @@
 //   whether or not the function returns it, and keeps updating on replay:
 //   every call ends by realizing the outputs and every pending update.
 // - Scalars passed as `scalars` are inputs of the capture (0-d float64
-//   tensors the function computes with), never constants. Values passed as
+//   tensors the function computes with: runtime scalars, DESIGN 13, that
+//   kernels read as launch arguments, each replay binding the call's
+//   values), never constants. Values passed as
 //   `baked` are constants of the capture: one that differs from the
 //   capture's raises, naming it. A number baked into a kernel that changes
 //   between calls 1 and 2 raises at capture.
@@ -39,7 +41,7 @@ namespace loom {
 // What a captured function is called with.
 struct JitArgs {
   std::vector<Tensor> tensors;  // as given
-  std::vector<Tensor> scalars;  // the call's scalars, as 0-d float64 tensors
+  std::vector<Tensor> scalars;  // the call's scalars, as 0-d float64 runtime scalars
 };
 
 class Jit {

@@ -26,10 +26,10 @@ UOpRef stored_reduction(const UOpRef &value) {
 bool plain_with_reuse(const UOpRef &x, size_t inner) {
   bool reuse = false;
   for (auto &u : uop::toposort(x)) {
-    if (u->op == Op::Const || u->op == Op::DefineGlobal) continue;
+    if (uop::is_kernel_leaf(u->op)) continue;
     if (u->op == Op::View) {
       const UOp *src = u->src[0].get();
-      if (src->op != Op::DefineGlobal && src->op != Op::Const) return false;
+      if (!uop::is_kernel_leaf(src->op)) return false;
       const shape::View &v = u->arg_as<ShapeTracker>().views.back();
       reuse = reuse || (v.strides[inner] == 0 && !v.mask);
       continue;

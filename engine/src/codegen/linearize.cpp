@@ -71,7 +71,7 @@ class Linearizer {
   // Emits every value of the stores that the open loops determine.
   void hoist(const UOpRef &sink) {
     for (auto &n : uop::toposort(sink)) {
-      if (n->op == Op::Store || n->op == Op::Sink || n->op == Op::Const || n->op == Op::DefineGlobal ||
+      if (n->op == Op::Store || n->op == Op::Sink || uop::is_kernel_leaf(n->op) ||
           n->op == Op::Range || done_.count(n.get()))
         continue;
       if (ready(n)) emit(n);
@@ -122,7 +122,7 @@ class Linearizer {
   }
 
   void emit(const UOpRef &u) {
-    if (u->op == Op::Const || u->op == Op::DefineGlobal || u->op == Op::Range || done_.count(u.get())) return;
+    if (uop::is_kernel_leaf(u->op) || u->op == Op::Range || done_.count(u.get())) return;
     if (u->op == Op::Reduce) return emit_reduce(u);
     for (auto &s : u->src) emit(s);
     LOOM_CHECK(ready(u), "value scheduled outside its loops");
@@ -149,7 +149,7 @@ class Linearizer {
     // Hoist everything the loop body needs that does not depend on this reduction's loops.
     for (const UOpRef &g : group)
       for (auto &n : uop::toposort(g->src[0])) {
-        if (n->op == Op::Const || n->op == Op::DefineGlobal || n->op == Op::Range || done_.count(n.get())) continue;
+        if (uop::is_kernel_leaf(n->op) || n->op == Op::Range || done_.count(n.get())) continue;
         auto &deps = ranges_of(n);
         bool inner = std::any_of(deps.begin(), deps.end(), [&](int64_t r) { return own.count(r) > 0; });
         if (!inner && ready(n)) emit(n);

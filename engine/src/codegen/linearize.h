@@ -15,6 +15,9 @@ struct Program {
   std::string name;
   std::vector<UOpRef> uops;  // in execution order
   std::vector<DType> buf_dtypes;  // per DEFINE_GLOBAL slot
+  // The DEFINE_VARs it reads, by slot: a launch passes their values after
+  // the buffers, in this order (a split's part may read only some slots).
+  std::vector<UOpRef> vars;
   UOpRef global_range;            // outermost output loop, split across threads (may be null)
   int64_t iterations = 1;         // innermost body executions (for GFLOP/s estimates)
   int64_t alu_ops = 0;            // ALU nodes in the kernel

@@ -61,7 +61,7 @@ class Lowerer {
  private:
   UOpRef eval_uncached(const UOpRef &u, const std::vector<UOpRef> &idx, const UOpRef &gate) {
     switch (u->op) {
-      case Op::Const: return u;
+      case Op::Const: case Op::DefineVar: return u;
       case Op::View: {
         const auto &st = u->arg_as<shape::ShapeTracker>();
         const UOpRef &src = u->src[0];
@@ -80,7 +80,7 @@ class Lowerer {
           if (!(inner_gate->is_const() && inner_gate->const_value() != 0)) s.push_back(inner_gate);
           return UOp::make(Op::Load, u->dtype, s);
         }
-        UOpRef v = src->op == Op::Const ? src : eval(src, coords, inner_gate);
+        UOpRef v = src->op == Op::Const || src->op == Op::DefineVar ? src : eval(src, coords, inner_gate);
         return always ? v : uop::where(valid, v, zero);
       }
       case Op::ReduceAxis: {

@@ -72,13 +72,13 @@ class Merger {
   }
 
   UOpRef rewrite(const UOpRef &u) {
-    if (u->op == Op::Const) return u;
+    if (u->op == Op::Const || u->op == Op::DefineVar) return u;
     if (u->op == Op::View) {
       const auto &st = u->arg_as<shape::ShapeTracker>();
       const Shape *to = target(st.shape());
       if (!to) return nullptr;
       const UOpRef &src = u->src[0];
-      if (src->op == Op::DefineGlobal || src->op == Op::Const) {
+      if (uop::is_kernel_leaf(src->op)) {
         auto r = reshaped(st, *to);
         return r ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
       }

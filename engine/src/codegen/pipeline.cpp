@@ -34,9 +34,25 @@ bool dump_passes() {
   return on;
 }
 
-void log_pass(const std::string &kernel, const char *pass, const std::string &text) {
-  if (dump_passes()) std::cerr << "--- " << kernel << " after " << pass << "\n" << text;
+// `text` is called only when the passes are dumped: a kernel's text is not
+// built for nothing.
+template <typename Text>
+void log_pass(const std::string &kernel, const char *pass, const Text &text) {
+  if (dump_passes()) std::cerr << "--- " << kernel << " after " << pass << "\n" << text();
 }
+
+// The DEFINE_VARs `ast` reads, by slot.
+std::vector<UOpRef> kernel_vars(const UOpRef &ast) {
+  std::vector<UOpRef> vars;
+  for (auto &u : uop::toposort(ast))
+    if (u->op == Op::DefineVar) vars.push_back(u);
+  std::sort(vars.begin(), vars.end(),
+            [](const UOpRef &a, const UOpRef &b) { return a->arg_as<int64_t>() < b->arg_as<int64_t>(); });
+  return vars;
+}
+
+Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
+               const Target &t);
 
 // A sort is a library kernel: one call per line, split across threads.
 Program library_kernel(const UOpRef &value, const std::string &name, std::vector<DType> buf_dtypes) {
@@ -76,24 +92,33 @@ UOpRef prepared(const UOpRef &ast, const Target &t) {
 
 Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
                        const Upcast *forced, const Target &t) {
-  log_pass(name, "schedule (AST)", ast->str());
+  Program p = passes(ast, name, std::move(buf_dtypes), forced, t);
+  p.vars = kernel_vars(ast);
+  return p;
+}
+
+namespace {
+Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
+               const Target &t) {
+  log_pass(name, "schedule (AST)", [&] { return ast->str(); });
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
   if (t.tensor_cores && !no_opt())
     if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
       return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
   const UOpRef kernel = prepared(ast, t);
-  if (kernel != ast) log_pass(name, "merge axes, block", kernel->str());
+  if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); });
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel, t);
-  log_pass(name, forced ? "optimize (given)" : "optimize", upcast_str(up));
+  log_pass(name, forced ? "optimize (given)" : "optimize", [&] { return upcast_str(up); });
   LoweredKernel lowered = lower(kernel, up, !no_opt());
-  log_pass(name, "lower", lowered.sink->str());
+  log_pass(name, "lower", [&] { return lowered.sink->str(); });
   if (!no_opt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors);
-    log_pass(name, "vectorize", lowered.sink->str());
+    log_pass(name, "vectorize", [&] { return lowered.sink->str(); });
   }
   Program p = linearize(lowered, name, std::move(buf_dtypes));
-  log_pass(name, "linearize", program_str(p));
+  log_pass(name, "linearize", [&] { return program_str(p); });
   return p;
 }
+}  // namespace
 
 }  // namespace loom::codegen

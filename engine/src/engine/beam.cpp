@@ -116,6 +116,10 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
     programs.push_back(codegen::compile_kernel(item.ast, item.name, dtypes, &up, dev.target()));
     sources.push_back(dev.source(programs.back()));
   }
+  // Runtime scalars (the same for every candidate of one AST) hold 1 too.
+  std::vector<uint64_t> one_vars;
+  for (const uop::UOpRef &v : programs[0].vars) one_vars.push_back(uop::param_bits(v->dtype, {1.0, 1}));
+  for (uint64_t &v : one_vars) ptrs.push_back(&v);
   auto time_all = [&](size_t from, size_t to, std::vector<double> &ms) {
     runtime::CompileStats cs;
     const auto compiled =

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 // A matmul with a constant in its epilogue no earlier run used (a kernel new
 // to both caches).
-Tensor product(const Tensor &a, const Tensor &b, double c) { return a.matmul(b).mul(c); }
+Tensor product(const Tensor &a, const Tensor &b, double c) { return a.matmul(b).mul(testing::literal(c)); }
 
 double fresh_constant() {
   static int n = 0;

@@ -188,7 +188,8 @@ size_t ReplayGraph::kernels() const {
   return static_cast<size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step &s) { return s.kernel; }));
 }
 
-void ReplayGraph::replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who) {
+void ReplayGraph::replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who,
+                         const std::vector<std::pair<int64_t, double>> &scalars) {
   LOOM_CHECK(bound.size() == slots_.size(), "ReplayGraph::replay: one binding per slot");
   for (size_t s = 0; s < slots_.size(); s++) {
     const Slot &sl = slots_[s];
@@ -219,6 +220,10 @@ void ReplayGraph::replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const
     if (st.kernel) {
       ExecItem e = *st.kernel;
       for (size_t k = 0; k < ids.size(); k++) e.bufs[k] = bound[static_cast<size_t>(ids[k])];
+      for (size_t j = 0; j < e.params.size(); j++)
+        if (const int64_t tag = e.params[j]->arg_as<uop::Param>().tag)
+          for (const auto &[t, value] : scalars)
+            if (t == tag) e.vars[j] = uop::param_bits(e.params[j]->dtype, uop::make_param(e.params[j]->dtype, value));
       batch.push_back(std::move(e));
     } else {
       flush();

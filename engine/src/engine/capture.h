@@ -101,9 +101,12 @@ class ReplayGraph {
   int64_t peak_live_bytes() const { return peak_live_bytes_; }
 
   // Runs the steps. `bound` has one entry per slot: the caller fills the
-  // Bound ones; the replay fills the others (Fresh: new buffers). Throws
-  // loom::Error, before running anything, when an External buffer was freed.
-  void replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who);
+  // Bound ones; the replay fills the others (Fresh: new buffers). A kernel's
+  // runtime scalar tagged with a tag in `scalars` (tag, value) takes that
+  // value (uop::Param). Throws loom::Error, before running anything, when an
+  // External buffer was freed.
+  void replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who,
+              const std::vector<std::pair<int64_t, double>> &scalars = {});
 
  private:
   std::vector<Step> steps_;

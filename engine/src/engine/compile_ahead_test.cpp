@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/realize.h"
+#include "engine/testing/values.h"
 #include "loom/backends.h"
 
 namespace loom {
@@ -29,7 +30,7 @@ TEST(CompileAhead, CompilesTheRehearsedKernelsInBatchesAndTheRealRunCompilesNone
   Tensor x = Tensor::arange(16, DType::Float64).realize();
   auto program = [&] {
     std::vector<HostTensor> out;
-    for (double c : cs) out.push_back((x * c + 2.0).to_host());  // one new kernel each
+    for (double c : cs) out.push_back((x * testing::literal(c) + 2.0).to_host());  // one new kernel each
     return out;
   };
   reset_run_stats();
@@ -57,7 +58,7 @@ TEST(CompileAhead, CompilesTheRehearsedKernelsInBatchesAndTheRealRunCompilesNone
   if (std::string(engine::device_name()) != "CPU") return;
   std::set<ino_t> objects;
   for (double c : cs) {
-    const std::vector<std::string> files = engine::cache_files({(x * c + 2.0).uop()});
+    const std::vector<std::string> files = engine::cache_files({(x * testing::literal(c) + 2.0).uop()});
     ASSERT_EQ(files.size(), 1u);
     struct stat st {};
     ASSERT_EQ(stat(files[0].c_str(), &st), 0) << files[0];

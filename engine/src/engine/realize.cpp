@@ -280,6 +280,20 @@ std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   return out;
 }
 
+namespace {
+std::string bound_str(const schedule::ScheduleItem &item) {
+  std::string s;
+  for (size_t k = 0; k < item.vars.size(); k++) {
+    const uop::UOpRef &v = item.vars[k];
+    s += (s.empty() ? "v" : " v") + std::to_string(k) + "=" + uop::arg_str(uop::Arg{v->const_value()}) + " " +
+         dtype_name(v->dtype);
+  }
+  for (size_t i = 0; i < item.shifts.size(); i++)
+    if (item.shifts[i]) s += (s.empty() ? "data" : " data") + std::to_string(i) + "+" + std::to_string(item.shifts[i]);
+  return s;
+}
+}  // namespace
+
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {
@@ -287,7 +301,7 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
     const renderer::CudaKernel cuda = renderer::render_cuda(
         codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
     out.push_back({item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
-                   cuda.blocks, cuda.threads});
+                   bound_str(item), cuda.blocks, cuda.threads});
   }
   return out;
 }
@@ -302,6 +316,12 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     e.ast = sched.items[i].ast;
     e.program = kernels[i]->compiled;
     e.bufs = sched.items[i].bufs;
+    e.shifts = sched.items[i].shifts;
+    for (const uop::UOpRef &v : prog.vars) {
+      const uop::UOpRef &bound = sched.items[i].vars.at(static_cast<size_t>(v->arg_as<int64_t>()));
+      e.vars.push_back(uop::param_bits(v->dtype, bound->arg_as<uop::Param>()));
+      e.params.push_back(bound);
+    }
     e.global_size = launch_global_size(prog);
     e.parallel = launch_parallel(prog);
     e.work = prog.work;
@@ -320,10 +340,13 @@ int64_t run(const std::vector<ExecItem> &items) {
   for (const ExecItem &e : items) {
     std::vector<void *> ptrs;
     int64_t bytes = 0;
-    for (auto &b : e.bufs) {
-      ptrs.push_back(buffer_data(*b));
-      bytes += b->size * static_cast<int64_t>(itemsize(b->dtype));
+    for (size_t i = 0; i < e.bufs.size(); i++) {
+      uop::Buffer &b = *e.bufs[i];
+      const auto size = static_cast<int64_t>(itemsize(b.dtype));
+      ptrs.push_back(static_cast<char *>(buffer_data(b)) + (i < e.shifts.size() ? e.shifts[i] : 0) * size);
+      bytes += b.size * size;
     }
+    for (const uint64_t &v : e.vars) ptrs.push_back(const_cast<uint64_t *>(&v));
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
     double ms = 0;
@@ -379,14 +402,15 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
     return sched.results;
   }
   stats().schedules++;
+  stats().schedule_hits += sched.cached;
   stats().work_needed += sched.work_needed;
   const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
   schedule::commit(sched);
   stats().realize_seconds += (now_ms() - t0) * 1e-3;
   if (debug_level() >= 1 && !sched.items.empty())
-    std::fprintf(stderr, "realize: %zu kernel%s, work %lld (graph needs %lld), %.3f ms\n", sched.items.size(),
-                 sched.items.size() == 1 ? "" : "s", static_cast<long long>(work),
-                 static_cast<long long>(sched.work_needed), now_ms() - t0);
+    std::fprintf(stderr, "realize: %zu kernel%s, work %lld (graph needs %lld), schedule cache %s, %.3f ms\n",
+                 sched.items.size(), sched.items.size() == 1 ? "" : "s", static_cast<long long>(work),
+                 static_cast<long long>(sched.work_needed), sched.cached ? "hit" : "miss", now_ms() - t0);
   return sched.results;
 }
 

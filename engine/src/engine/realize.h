@@ -20,6 +20,11 @@ struct ExecItem {
   uop::UOpRef ast;  // the kernel's AST (the kernel cache's key)
   std::shared_ptr<const runtime::Program> program;
   std::vector<std::shared_ptr<uop::Buffer>> bufs;
+  // The runtime scalars' values the program reads (codegen::Program::vars),
+  // each as uop::param_bits: bound at launch, never part of the kernel.
+  std::vector<uint64_t> vars;
+  std::vector<uop::UOpRef> params;  // the CONSTs (uop::Param) whose values `vars` holds, in the same order
+  std::vector<int64_t> shifts;  // per buffer: elements its pointer moves by (schedule/offsets.h)
   int64_t global_size = 1;  // trip count of the outermost loop
   bool parallel = false;    // split the outermost loop across cores
   int64_t work = 0;         // value ALU operations one launch executes
@@ -40,9 +45,11 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs);
 
 // What realize would compile, without running anything: per kernel, in
 // schedule order, its name, AST, linearized program and source for the C
-// target, and its CUDA source and launch (blocks of threads).
+// target, and its CUDA source and launch (blocks of threads); `bound`, what
+// its launch binds: each runtime scalar's value ("v0=0.5 float32") and each
+// buffer pointer's shift ("data1+1024"), "" when none.
 struct RenderedKernel {
-  std::string name, ast, linear, c_source, cuda_source;
+  std::string name, ast, linear, c_source, cuda_source, bound;
   int64_t cuda_blocks = 1, cuda_threads = 1;
 };
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);

@@ -37,7 +37,7 @@ double fresh_constant() {
 // Realizes and checks x * c + 2; returns the file its one kernel is cached in.
 std::string realize_kernel(double c) {
   Tensor x = Tensor::arange(16, DType::Float64).realize();
-  Tensor y = x * c + 2.0;
+  Tensor y = x * testing::literal(c) + 2.0;
   const std::vector<std::string> files = engine::cache_files({y.uop()});
   EXPECT_EQ(files.size(), 1u);
   HostTensor h = y.to_host();
@@ -98,9 +98,9 @@ TEST(KernelCache, IdenticalKernelsCompileOncePerProcess) {
   reset_run_stats();
   Tensor x = Tensor::arange(8, DType::Float32).realize();
   const size_t before = engine::cached_kernels();
-  (x * c).realize();
+  (x * testing::literal(c)).realize();
   Tensor y = Tensor::arange(8, DType::Float32).realize();
-  (y * c).realize();  // another schedule, same kernel
+  (y * testing::literal(c)).realize();  // another schedule, same kernel
   EXPECT_EQ(run_stats().kernels_compiled, 1);
   EXPECT_EQ(engine::cached_kernels(), before + 1);
 }

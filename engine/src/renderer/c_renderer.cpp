@@ -1,6 +1,7 @@
 // The C target: kernels are
 //   void <name>(void **bufs, int64_t start, int64_t end)
-// where [start, end) is the slice of the outermost loop this call runs.
+// where [start, end) is the slice of the outermost loop this call runs; bufs
+// holds the buffers, then a pointer to each runtime scalar's value.
 #include "renderer/c_renderer.h"
 
 #include "renderer/c_library.h"
@@ -21,6 +22,11 @@ class CRenderer : public CStyleRenderer {
     for (size_t i = 0; i < p.buf_dtypes.size(); i++) {
       const std::string c = i ? "const " : "", t = mem_type(p.buf_dtypes[i]);
       h += "  " + c + t + " *restrict data" + std::to_string(i) + " = (" + c + t + " *)bufs[" + std::to_string(i) + "];\n";
+    }
+    for (size_t j = 0; j < p.vars.size(); j++) {
+      const std::string t = reg_type(p.vars[j]->dtype);
+      h += "  const " + t + " " + var_name(p.vars[j]) + " = *(const " + t + " *)bufs[" +
+           std::to_string(p.buf_dtypes.size() + j) + "];\n";
     }
     if (!p.global_range) h += "  (void)start; (void)end;\n";
     return h;

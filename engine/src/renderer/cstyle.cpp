@@ -75,6 +75,8 @@ std::string R::render_const(const UOpRef &c) const {
   return "(" + s + ")";
 }
 
+std::string R::var_name(const UOpRef &v) { return "v" + std::to_string(v->arg_as<int64_t>()); }
+
 std::string R::load(DType d, const std::string &ptr) const {
   if (d == DType::Float16) return "loom_h2f(" + ptr + ")";
   if (d == DType::BFloat16) return "loom_bf2f(" + ptr + ")";
@@ -89,6 +91,7 @@ std::string R::store(DType d, const std::string &v) const {
 
 std::string R::name_of(const UOpRef &u) {
   if (u->op == Op::Const) return render_const(u);
+  if (u->op == Op::DefineVar) return var_name(u);
   auto it = names_.find(u.get());
   LOOM_CHECK(it != names_.end(), std::string("operand not rendered: ") + uop::op_name(u->op));
   return it->second;

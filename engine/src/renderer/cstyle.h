@@ -45,6 +45,8 @@ class CStyleRenderer {
   virtual const char *reg_type(DType d) const;  // a value in registers (halves compute as float)
   virtual const char *mem_type(DType d) const;  // an element in memory
   virtual std::string render_const(const UOpRef &c) const;
+  // A DEFINE_VAR's name: v<slot>, declared by the header from its launch argument.
+  static std::string var_name(const UOpRef &v);
   virtual std::string header() = 0;                                  // signature and buffer bindings
   virtual std::string loop(const UOpRef &range, const std::string &var) = 0;  // "for (...) {"
   virtual std::string load(DType d, const std::string &ptr) const;   // memory -> register

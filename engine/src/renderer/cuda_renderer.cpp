@@ -116,6 +116,7 @@ class CudaRenderer : public CStyleRenderer {
     std::string h = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ") " + p.name + "(";
     for (size_t i = 0; i < p.buf_dtypes.size(); i++)
       h += std::string(i ? ", const " : "") + mem_type(p.buf_dtypes[i]) + " *__restrict__ data" + std::to_string(i);
+    for (const UOpRef &v : p.vars) h += std::string(", const ") + reg_type(v->dtype) + " " + var_name(v);  // by value
     h += ") {\n";
     if (launch_.threads.empty()) return h;
     if (launch_.grouped) {

@@ -19,6 +19,8 @@ namespace loom::runtime {
 class Program {
  public:
   virtual ~Program() = default;
+  // bufs: the kernel's buffers, then a pointer to each runtime scalar's value
+  // (KernelSource::buffers and vars).
   virtual void launch(void **bufs, int64_t global_size, bool parallel) const = 0;
   // The library routine an extern program calls; nullptr for generated code.
   virtual const char *library() const { return nullptr; }
@@ -31,6 +33,9 @@ struct KernelSource {
   // A GPU launch: `blocks` blocks of `threads` threads each (0 on a device
   // that splits the outermost loop's global_size itself, as the CPU does).
   int64_t blocks = 0, threads = 0;
+  // A launch's `bufs`: this many buffers, then a pointer to each of `vars`
+  // runtime scalars' values (codegen::Program::vars).
+  size_t buffers = 0, vars = 0;
 };
 
 struct CompileStats {

@@ -40,7 +40,7 @@ std::vector<bool> axes_read(const UOpRef &e, const Shape &shape) {
   while (!stack.empty()) {
     const UOp *u = stack.back();
     stack.pop_back();
-    if (!seen.insert(u) || u->op == Op::Const) continue;
+    if (!seen.insert(u) || u->op == Op::Const || u->op == Op::DefineVar) continue;
     if (u->op == Op::View) {
       const shape::View &v = u->arg_as<ShapeTracker>().views.back();
       for (size_t d = 0; d < shape.size(); d++) {

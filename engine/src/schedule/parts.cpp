@@ -100,9 +100,12 @@ void apply_splits(Schedule &sched, SplitMemo &memo) {
     }
     const auto slots = static_cast<int64_t>(split->slots);
     for (const Part &p : split->parts) {
-      ScheduleItem it{p.ast, {}, p.name.empty() ? item.name : p.name};
-      for (int64_t ref : p.refs)
-        it.bufs.push_back(ref < slots ? item.bufs[static_cast<size_t>(ref)] : scratch[static_cast<size_t>(ref - slots)]);
+      ScheduleItem it{p.ast, {}, item.vars, {}, p.name.empty() ? item.name : p.name};  // a part keeps the item's DEFINE_VAR slots
+      for (int64_t ref : p.refs) {
+        const bool own = ref < slots;
+        it.bufs.push_back(own ? item.bufs[static_cast<size_t>(ref)] : scratch[static_cast<size_t>(ref - slots)]);
+        it.shifts.push_back(own ? item.shifts[static_cast<size_t>(ref)] : 0);
+      }
       items.push_back(std::move(it));
     }
   }

@@ -1,6 +1,8 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <array>
 #include <memory_resource>
 #include <mutex>
@@ -10,7 +12,9 @@
 #include "schedule/gemm.h"
 #include "schedule/split_reduce.h"
 #include "schedule/lifetime.h"
+#include "schedule/offsets.h"
 #include "schedule/schedule_cache.h"
+#include "schedule/substitute.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -24,76 +28,6 @@ using uop::Op;
 using uop::UOp;
 
 namespace {
-
-// Lazy nodes already computed by an earlier realize, so a graph that still
-// refers to them reads the buffer instead of recomputing.
-struct RealizedCache {
-  std::mutex mu;
-  std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, UOpRef>> map;
-};
-RealizedCache &realized() {
-  static auto *c = new RealizedCache();
-  return *c;
-}
-
-// The realized buffer view of each node of `order` (null where none), under one lock.
-std::vector<UOpRef> lookup_realized(const std::vector<const UOpRef *> &order) {
-  std::vector<UOpRef> out(order.size());
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  if (c.map.empty()) return out;
-  for (size_t i = 0; i < order.size(); i++) {
-    const UOpRef &u = *order[i];
-    if (u->op == Op::Buffer || u->op == Op::Const) continue;
-    auto it = c.map.find(u.get());
-    if (it != c.map.end() && it->second.first.lock() == u) out[i] = it->second.second;
-  }
-  return out;
-}
-
-void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  c.map[u.get()] = {u, buf_view};
-}
-
-// Drops entries whose lazy node died: their buffers are freed as soon as
-// nothing else holds them. Runs once per schedule, O(live entries).
-void forget_dead() {
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
-}
-
-// Replaces realized nodes by their buffers, bottom-up over `order` (the
-// topological order of `root`). Returns root's substitute: root itself when
-// nothing in the graph was realized. `rebuilt` gets each node that changed,
-// with its substitute, as weak references: the donation check counts strong ones.
-using Rebuilt = std::vector<std::pair<std::weak_ptr<const UOp>, std::weak_ptr<const UOp>>>;
-UOpRef substitute_realized(const std::vector<const UOpRef *> &order, Rebuilt &rebuilt) {
-  const std::vector<UOpRef> hits = lookup_realized(order);
-  if (std::all_of(hits.begin(), hits.end(), [](const UOpRef &h) { return !h; })) return *order.back();
-  NodeMap<UOpRef> memo;
-  for (size_t i = 0; i < order.size(); i++) {
-    const UOpRef &u = *order[i];
-    UOpRef r = hits[i];
-    if (!r) {
-      std::vector<UOpRef> src;
-      bool changed = false;
-      for (auto &s : u->src) {
-        src.push_back(*memo.find(s.get()));
-        changed |= src.back() != s;
-      }
-      r = changed ? u->with_src(src) : u;
-      // A VIEW whose (non-view) source was realized composes with the buffer's view.
-      if (r->op == Op::View && r->src[0]->op == Op::View && u->src[0]->op != Op::View)
-        r = uop::view(r->src[0], r->arg_as<shape::ShapeTracker>().compose_onto(uop::tracker_of(r->src[0])));
-    }
-    if (r != u) rebuilt.push_back({u, r});
-    memo[u.get()] = r;
-  }
-  return *memo.find(order.back()->get());
-}
 
 bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().contiguous(); }
 
@@ -385,7 +319,10 @@ class KernelBuilder {
   UOpRef lower(const UOpRef &u, bool root) {
     if (const UOpRef *m = memo_.find(u.get())) return *m;
     UOpRef r;
-    if (u->op == Op::Buffer) {
+    if (u->is_param()) {  // a runtime scalar: the kernel's next DEFINE_VAR
+      r = UOp::make(Op::DefineVar, u->dtype, {}, static_cast<int64_t>(item_.vars.size()));
+      item_.vars.push_back(u);
+    } else if (u->op == Op::Buffer) {
       r = UOp::make(Op::View, u->dtype, {global(u->arg_as<uop::BufferArg>().buffer)},
                     shape::ShapeTracker::from_shape(shape_of(u)));
     } else if (!root && rp_.contains(u.get())) {
@@ -410,7 +347,7 @@ class KernelBuilder {
   }
 
   ScheduleItem item(const UOpRef &store, std::string name) {
-    item_.ast = UOp::make(Op::Sink, DType::Bool, {store});
+    item_.ast = shift_offsets(UOp::make(Op::Sink, DType::Bool, {store}), item_.bufs.size(), item_.shifts);
     item_.name = std::move(name);
     return std::move(item_);
   }
@@ -433,8 +370,11 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
   auto tmpl = std::make_shared<ScheduleTemplate>();
   sched.work_needed = tmpl->work_needed = work_needed(order);
   NodeMap<int64_t> slot;  // buffer -> its slot in the template
-  for (size_t i = 0; i < order.size(); i++)
+  NodeMap<int64_t> param_at;  // runtime scalar -> its position in the order
+  for (size_t i = 0; i < order.size(); i++) {
     if (order[i]->op == Op::Buffer) slot[order[i]->arg_as<uop::BufferArg>().buffer.get()] = static_cast<int64_t>(i);
+    if (order[i]->is_param()) param_at[order[i].get()] = static_cast<int64_t>(i);
+  }
   NodeMap<std::shared_ptr<uop::Buffer>> buffer_of;
   for (size_t i = 0; i < order.size(); i++) {
     const UOpRef &node = order[i];
@@ -476,16 +416,19 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     sched.realizes.push_back({node, std::move(bv)});
   }
   for (auto &item : sched.items) {
-    ScheduleTemplate::Item t{item.ast, item.name, {}};
+    ScheduleTemplate::Item t{item.ast, item.name, {}, {}, item.shifts};
     for (auto &b : item.bufs) t.slots.push_back(*slot.find(b.get()));
+    for (auto &v : item.vars) t.vars.push_back(*param_at.find(v.get()));
     tmpl->items.push_back(std::move(t));
   }
   return tmpl;
 }
 
-// The template's schedule over this graph's buffers (and new ones).
-void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *> &order, Schedule &sched,
-                 NodeMap<UOpRef> &view_of) {
+// The template's schedule over this graph's buffers (and new ones); `bases`,
+// this graph's (GraphKey): a buffer's views that start elsewhere than in the
+// template's graph move the pointer shifts of the kernels reading it.
+void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *> &order,
+                 const std::vector<std::pair<int64_t, int64_t>> &bases, Schedule &sched, NodeMap<UOpRef> &view_of) {
   sched.work_needed = tmpl.work_needed;
   auto buffer_at = [&](int64_t position) -> const std::shared_ptr<uop::Buffer> & {
     return (*order[static_cast<size_t>(position)])->arg_as<uop::BufferArg>().buffer;
@@ -502,37 +445,53 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
   }
+  std::vector<int64_t> moved(order.size(), 0);  // per BUFFER position: how far its views moved
+  for (size_t i = 0; i < bases.size(); i++)
+    moved[static_cast<size_t>(bases[i].first)] = bases[i].second - tmpl.bases[i].second;
   for (auto &t : tmpl.items) {
-    ScheduleItem item{t.ast, {}, t.name};
+    ScheduleItem item{t.ast, {}, {}, t.shifts, t.name};
     for (int64_t s : t.slots) item.bufs.push_back(s >= 0 ? buffer_at(s) : fresh[static_cast<size_t>(~s)]);
+    for (size_t k = 0; k < t.slots.size(); k++)
+      if (t.slots[k] >= 0) item.shifts[k] += moved[static_cast<size_t>(t.slots[k])];
+    for (int64_t v : t.vars) item.vars.push_back(*order[static_cast<size_t>(v)]);
     sched.items.push_back(std::move(item));
   }
 }
 
 }  // namespace
 
-Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
-  forget_dead();
-  const UOpRef raw_sink = UOp::make(Op::Sink, DType::Bool, raw_outputs);
-  std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
-  Rebuilt rebuilt;
-  const UOpRef sink = substitute_realized(order, rebuilt);
-  const std::vector<UOpRef> &outputs = sink->src;
-  const auto donated = find_donations(raw_outputs, outputs);
-  if (sink != raw_sink) order = uop::toposort_refs(sink);
+namespace {
 
-  Schedule sched;
-  NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
-  std::vector<bool> donated_at(order.size());
-  for (size_t i = 0; i < order.size(); i++) donated_at[i] = donated.contains(order[i]->get());
-  const GraphKey key = graph_key(order, donated_at);
-  if (auto tmpl = find_template(key)) {
-    instantiate(*tmpl, order, sched, view_of);
-  } else {
-    std::vector<UOpRef> nodes;
-    for (const UOpRef *u : order) nodes.push_back(*u);
-    store_template(key, build(nodes, outputs, donated, sched, view_of));
+bool dump_passes() {
+  static const bool on = [] {
+    const char *e = std::getenv("LOOM_DEBUG");
+    return e && std::atoi(e) >= 4;
+  }();
+  return on;
+}
+
+// LOOM_DEBUG=4: the schedule after a pass, one line per kernel (its name,
+// buffers by id, runtime scalars and pointer shifts).
+void log_pass(const char *pass, const Schedule &sched) {
+  if (!dump_passes()) return;
+  std::string text = "--- schedule after " + std::string(pass) + ": " + std::to_string(sched.items.size()) +
+                     " kernel(s)" + (sched.cached ? " (from the schedule cache)" : "") + "\n";
+  for (const ScheduleItem &item : sched.items) {
+    text += "  " + item.name + " buffers";
+    for (size_t i = 0; i < item.bufs.size(); i++) {
+      text += " " + std::to_string(item.bufs[i]->id);
+      if (i < item.shifts.size() && item.shifts[i]) text += "+" + std::to_string(item.shifts[i]);
+    }
+    if (!item.vars.empty()) text += ", " + std::to_string(item.vars.size()) + " runtime scalar(s)";
+    text += "\n";
   }
+  std::fputs(text.c_str(), stderr);
+}
+
+// The results (views of realized buffers) and the realizes the graph's raw
+// nodes need, once the kernels are known.
+void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<UOpRef> &outputs,
+                     const Rebuilt &rebuilt, const NodeMap<UOpRef> &view_of, Schedule &sched) {
   // A raw node whose substitute got a buffer is remembered too: the caller's
   // graphs hold the raw node, and computing it again (after its stores went
   // into a donated buffer) would apply an update twice.
@@ -555,9 +514,53 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     else
       sched.results.push_back(bv);
   }
+}
+
+}  // namespace
+
+// The scheduler's passes, in order; LOOM_DEBUG=4 prints the kernels after each
+// pass that makes or changes them:
+//   substitute  nodes an earlier realize computed become views of its buffers
+//   donate      writes whose base's buffer nothing else can read store into it
+//   cut         realize points and one kernel per realized node (build), or,
+//               for a structure scheduled before, the schedule cache's
+//               template over this graph's buffers and scalars (instantiate)
+//   results     each output as a view of its buffer
+//   lifetimes   intermediates no one can ask for become transient
+//   gemms       large float32 GEMMs split into packs, a GEMM and an epilogue
+//   reductions  long reductions with few outputs split in two
+Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
+  forget_dead();
+  const UOpRef raw_sink = UOp::make(Op::Sink, DType::Bool, raw_outputs);
+  std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
+  Rebuilt rebuilt;
+  const UOpRef sink = substitute_realized(order, rebuilt);
+  const std::vector<UOpRef> &outputs = sink->src;
+  const auto donated = find_donations(raw_outputs, outputs);
+  if (sink != raw_sink) order = uop::toposort_refs(sink);
+
+  Schedule sched;
+  NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
+  std::vector<bool> donated_at(order.size());
+  for (size_t i = 0; i < order.size(); i++) donated_at[i] = donated.contains(order[i]->get());
+  const GraphKey key = graph_key(order, donated_at);
+  if (auto tmpl = find_template(key)) {
+    instantiate(*tmpl, order, key.bases, sched, view_of);
+    sched.cached = true;
+  } else {
+    std::vector<UOpRef> nodes;
+    for (const UOpRef *u : order) nodes.push_back(*u);
+    std::shared_ptr<ScheduleTemplate> built = build(nodes, outputs, donated, sched, view_of);
+    built->bases = key.bases;
+    store_template(key, std::move(built));
+  }
+  log_pass("cut", sched);
+  collect_results(raw_outputs, outputs, rebuilt, view_of, sched);
   find_transient(raw_sink, sink, donated, sched);
   split_gemms(sched);
+  log_pass("gemms", sched);
   split_reductions(sched);
+  log_pass("reductions", sched);
   return sched;
 }
 

@@ -17,11 +17,14 @@ using uop::UOpRef;
 
 struct ScheduleItem {
   // SINK(STORE(DEFINE_GLOBAL 0, value)): value is a graph over VIEW(DEFINE_GLOBAL k),
-  // VIEW(CONST), ALU, CAST, VIEW, REDUCE_AXIS, GATHER (and a root SCAN or SORT);
+  // VIEW(CONST), VIEW(DEFINE_VAR), ALU, CAST, VIEW, REDUCE_AXIS, GATHER (and a root SCAN or SORT);
   // the store is row-major (arg ShapeTracker), or a WRITE's stores (arg
   // WriteArg, src {DEFINE_GLOBAL 0, value[, index]}) into a buffer written before.
   UOpRef ast;
   std::vector<std::shared_ptr<uop::Buffer>> bufs;  // slot k -> buffer; bufs[0] is the output
+  std::vector<UOpRef> vars;  // DEFINE_VAR slot k -> the runtime scalar (a CONST with a Param) bound to it
+  // Per slot: the elements a launch moves the buffer's pointer by (schedule/offsets.h).
+  std::vector<int64_t> shifts;
   std::string name;  // from structure: "E_" elementwise, "r_" reduce, "s_" scan, "sort_", "w_" stores
 };
 
@@ -38,6 +41,9 @@ struct Schedule {
   // (schedule/lifetime.h): not in `realizes`; the executor frees each after
   // the last item that reads it.
   std::vector<std::shared_ptr<uop::Buffer>> transient;
+  // The graph's structure equalled an earlier one's: its kernels were not cut
+  // again but taken from the schedule cache (schedule/schedule_cache.h).
+  bool cached = false;
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "schedule/offsets.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -16,7 +17,7 @@ size_t mix(size_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
 struct Entry {
   std::vector<int64_t> code;
-  std::vector<uop::Arg> args;  // monostate for BUFFER nodes
+  std::vector<uop::Arg> args;  // monostate for BUFFER nodes and runtime scalars
   std::shared_ptr<const ScheduleTemplate> schedule;
 };
 
@@ -43,8 +44,33 @@ bool same(const Entry &e, const GraphKey &k) {
 
 }  // namespace
 
+namespace {
+
+// BUFFER nodes whose views must key their starts as they are: the base of a
+// WRITE (its stores may be pinned to the buffer's start, schedule/offsets.h)
+// and buffers a node reads whole, not through a view.
+uop::NodeSet absolute_buffers(const std::vector<const UOpRef *> &order) {
+  uop::NodeSet out;
+  for (const UOpRef *r : order) {
+    const uop::UOp *u = r->get();
+    if (u->op == Op::Write) {
+      const uop::UOp *b = u->src[0].get();
+      while (b->op == Op::View) b = b->src[0].get();
+      if (b->op == Op::Buffer) out.insert(b);
+    }
+    if (u->op != Op::View)
+      for (auto &s : u->src)
+        if (s->op == Op::Buffer) out.insert(s.get());
+  }
+  return out;
+}
+
+}  // namespace
+
 GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<bool> &donated) {
   GraphKey k;
+  const uop::NodeSet absolute = absolute_buffers(order);
+  uop::NodeMap<int64_t> base;  // a relative buffer's base
   uop::NodeMap<int64_t> position;
   k.code.reserve(order.size() * 5);
   k.args.reserve(order.size());
@@ -62,6 +88,20 @@ GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<b
     if (u->op == Op::Buffer) {
       put(u->arg_as<uop::BufferArg>().buffer->size);
       k.args.push_back(nullptr);
+    } else if (u->is_param()) {
+      k.args.push_back(nullptr);
+    } else if (u->op == Op::View && u->src[0]->op == Op::Buffer && !absolute.contains(u->src[0].get())) {
+      shape::ShapeTracker st = u->arg_as<shape::ShapeTracker>();
+      int64_t &offset = st.views.front().offset;
+      auto [b, fresh] = base.insert(u->src[0].get());
+      if (fresh) {
+        *b = offset - ((offset % kShiftUnit) + kShiftUnit) % kShiftUnit;
+        k.bases.push_back({*position.find(u->src[0].get()), *b});
+      }
+      offset -= *b;
+      k.owned.emplace_back(std::move(st));
+      h = mix(h, uop::arg_hash(k.owned.back()));
+      k.args.push_back(&k.owned.back());
     } else {
       h = mix(h, uop::arg_hash(u->arg));
       k.args.push_back(&u->arg);

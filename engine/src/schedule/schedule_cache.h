@@ -6,6 +6,7 @@
 // base's buffer, so a schedule is kept per such key and replayed with the
 // step's own buffers, without cutting the graph again.
 #pragma once
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,10 +21,20 @@ using uop::UOpRef;
 // A graph's structure, buffers as placeholders: per node of the topological
 // order (ending in the SINK of the outputs) its op, dtype, sources as
 // positions in the order, and a BUFFER's size in place of its buffer; the
-// args compare by value.
+// args compare by value, but for a runtime scalar's (a placeholder, as a
+// buffer is).
+//
+// A view of a buffer keys its start in the buffer relative to a base, a
+// multiple of schedule/offsets.h's kShiftUnit: the first view of that buffer
+// in the order keys its start modulo the unit, later ones their distance
+// from the base. So a graph slicing a batch at another start has the key of
+// the one before, and its kernels only move the buffer's pointer. (Not for a
+// buffer a WRITE updates or a node reads whole: those starts stay in the key.)
 struct GraphKey {
   std::vector<int64_t> code;
-  std::vector<const uop::Arg *> args;  // into the live graph while the key is used
+  std::vector<const uop::Arg *> args;  // into the live graph, or `owned`, while the key is used
+  std::deque<uop::Arg> owned;          // the relative views' args
+  std::vector<std::pair<int64_t, int64_t>> bases;  // (position of a BUFFER node, its base), in order
   size_t hash = 0;
 };
 // `donated[i]`: order[i] is a WRITE whose stores go into its base's buffer.
@@ -37,6 +48,8 @@ struct ScheduleTemplate {
     UOpRef ast;
     std::string name;
     std::vector<int64_t> slots;
+    std::vector<int64_t> vars;  // per DEFINE_VAR slot: the position of its runtime scalar
+    std::vector<int64_t> shifts;  // ScheduleItem::shifts (the key fixes the views' offsets)
   };
   struct Realized {
     int64_t position;  // of the node that gets a buffer
@@ -44,6 +57,7 @@ struct ScheduleTemplate {
   };
   std::vector<Item> items;
   std::vector<Realized> realized;  // in the order the nodes got their buffers
+  std::vector<std::pair<int64_t, int64_t>> bases;  // the GraphKey's, when the template was built
   int64_t work_needed = 0;
 };
 

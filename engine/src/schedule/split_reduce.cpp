@@ -30,7 +30,7 @@ bool splittable(DType dt) { return dt != DType::Float16 && dt != DType::BFloat16
 // and its leaves: each view then takes a reshape of the folded shape.
 bool plain_operand(const UOpRef &x) {
   for (auto &u : uop::toposort(x)) {
-    if (u->op == Op::View || u->op == Op::Const || u->op == Op::DefineGlobal) continue;
+    if (u->op == Op::View || uop::is_kernel_leaf(u->op)) continue;
     if (!uop::is_alu(u->op) && u->op != Op::Cast) return false;
   }
   return true;

@@ -51,13 +51,18 @@ std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const
 
 UOpRef cast_to(const UOpRef &u, DType dt) {
   if (u->dtype == dt) return u;
-  // Casting a broadcast constant just retypes the constant.
+  // Casting a broadcast constant (or runtime scalar) just retypes it.
   if (u->op == Op::View && u->src[0]->op == Op::Const) {
-    double v = u->src[0]->const_value();
+    const UOpRef &c = u->src[0];
+    double v = c->const_value();
     if (dt == DType::Bool) v = v != 0;
     else if (!is_float(dt)) v = std::trunc(v);
     if (!is_float(dt) || dt == DType::Float64 || dt == DType::Float32)
-      return UOp::make(Op::View, dt, {UOp::const_(dt, v)}, u->arg);
+      return UOp::make(Op::View, dt,
+                       {c->is_param() && (dt != DType::Bool || c->arg_as<uop::Param>().tag)
+                            ? UOp::param(dt, v, c->arg_as<uop::Param>().tag)
+                            : UOp::const_(dt, v)},
+                       u->arg);
   }
   return UOp::make(Op::Cast, dt, {u});
 }
@@ -66,7 +71,7 @@ void unsupported_dtype(const char *op, DType dt) {
   throw TypeError(std::string(op) + ": not implemented for dtype " + dtype_name(dt));
 }
 
-Tensor scalar_tensor(Scalar s, DType dt) { return make_tensor(const_tensor(s.to_double(), dt, {})); }
+Tensor scalar_tensor(Scalar s, DType dt) { return make_tensor(uop::scalar_tensor(s.to_double(), dt, {})); }
 
 }  // namespace tensor
 

@@ -5,6 +5,10 @@
 // and moves tensors onto the buffers a replay wrote.
 #include "loom/jit.h"
 
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cstring>
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
@@ -84,7 +88,9 @@ struct KernelText {
 KernelText kernel_text(const engine::ExecItem &e) {
   KernelText k{e.name, {}, {}};
   std::unordered_map<const UOp *, size_t> ids;
+  std::vector<UOpRef> vars;  // DEFINE_VARs: e.vars holds their values, by slot
   for (const UOpRef &u : uop::toposort(e.ast)) {
+    if (u->op == Op::DefineVar) vars.push_back(u);
     ids.emplace(u.get(), ids.size());
     k.structure += std::to_string(static_cast<int>(u->op)) + ":" + std::to_string(static_cast<int>(u->dtype));
     for (auto &s : u->src) k.structure += "," + std::to_string(ids.at(s.get()));
@@ -92,15 +98,30 @@ KernelText kernel_text(const engine::ExecItem &e) {
     else k.structure += " " + uop::arg_str(u->arg);
     k.structure += ";";
   }
+  std::sort(vars.begin(), vars.end(),
+            [](const UOpRef &a, const UOpRef &b) { return a->arg_as<int64_t>() < b->arg_as<int64_t>(); });
+  // Runtime scalars: the values the launch binds, but a scalar input's (tagged: bound on every replay).
+  for (size_t i = 0; i < vars.size() && i < e.vars.size(); i++)
+    if (!e.params[i]->arg_as<uop::Param>().tag) k.constants.push_back(uop::param_value(vars[i]->dtype, e.vars[i]));
+  for (int64_t s : e.shifts) k.constants.push_back(static_cast<double>(s));  // and where views start
   return k;
 }
 
 bool same_number(double a, double b) { return a == b || (a != a && b != b); }
 
+// The shortest text that reads back as v (as a float where v is one: a
+// float32 runtime scalar's 0.1 is "0.1", not 0.100000001).
 std::string num(double v) {
   char s[32];
-  std::snprintf(s, sizeof s, "%.9g", v);
-  return s;
+  const auto f = static_cast<float>(v);
+  const auto r = static_cast<double>(f) == v ? std::to_chars(s, s + sizeof s, f) : std::to_chars(s, s + sizeof s, v);
+  return std::string(s, r.ptr);
+}
+
+// Tags no other Jit's scalars use.
+int64_t reserve_tags(size_t n) {
+  static std::atomic<int64_t> next{1};
+  return next.fetch_add(static_cast<int64_t>(std::max<size_t>(n, 1)));
 }
 
 }  // namespace
@@ -143,7 +164,7 @@ struct Jit::Impl {
   };
   std::optional<engine::ReplayGraph> graph;
   std::vector<Input> inputs;
-  std::vector<int> scalar_slots;
+  int64_t first_tag = 0;  // scalar input i is the runtime scalar tagged first_tag + i (uop::Param)
   std::vector<State> states;
   std::vector<Output> outputs;
 
@@ -165,6 +186,7 @@ void Jit::Impl::check_counts(const std::vector<Tensor> &t, const std::vector<dou
                              const std::vector<double> &b) {
   if (calls == 0) {
     n_tensors = t.size(), n_scalars = s.size(), n_baked = b.size();
+    first_tag = reserve_tags(n_scalars);
     baked = b;
     return;
   }
@@ -182,9 +204,12 @@ void Jit::Impl::check_counts(const std::vector<Tensor> &t, const std::vector<dou
                   num(b[i]) + " now; a value that changes between calls must be passed as a scalar");
 }
 
+// Each scalar input as a 0-d float64 runtime scalar of its own tag: kernels
+// read it as a launch argument, which a replay binds to the call's value.
 std::vector<Tensor> Jit::Impl::scalar_tensors(const std::vector<double> &s) const {
   std::vector<Tensor> out;
-  for (double v : s) out.push_back(Tensor::from_vector({v}, {}, DType::Float64));
+  for (size_t i = 0; i < s.size(); i++)
+    out.push_back(make_tensor(uop::param_tensor(s[i], DType::Float64, {}, first_tag + static_cast<int64_t>(i))));
   return out;
 }
 
@@ -309,7 +334,6 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
   // Roles of the buffers.
   std::unordered_map<const uop::Buffer *, char> bound;  // buffers bound on replay: 'b' bound, 'f' fresh
   for (auto &b : input_bufs) bound[b.get()] = 'b';
-  for (auto &x : args.scalars) bound[buffer_of(x.uop()).get()] = 'b';
 
   struct StateBuffers {
     BufferPtr in, out, grad;
@@ -377,8 +401,6 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
                 ") held by a tensor that is not among its outputs, the tensors it updates in place or their .grad; "
                 "a replay would not update that tensor. Return it, or assign it into a tensor made before the call");
   for (size_t i = 0; i < t.size(); i++) inputs[i].slot = g.slot_of(input_bufs[i].get());
-  scalar_slots.clear();
-  for (auto &x : args.scalars) scalar_slots.push_back(g.slot_of(buffer_of(x.uop()).get()));
   for (size_t i = 0; i < states.size(); i++) {
     states[i].in = g.slot_of(state_bufs[i].in.get());
     states[i].out = g.slot_of(state_bufs[i].out.get());
@@ -417,9 +439,8 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
                   " its storage with an earlier input, unlike the capture's");
     if (in.slot >= 0) bound[static_cast<size_t>(in.slot)] = b;
   }
-  const std::vector<Tensor> scalars = scalar_tensors(s);
-  for (size_t i = 0; i < scalars.size(); i++)
-    if (scalar_slots[i] >= 0) bound[static_cast<size_t>(scalar_slots[i])] = buffer_of(scalars[i].uop());
+  std::vector<std::pair<int64_t, double>> scalars;
+  for (size_t i = 0; i < s.size(); i++) scalars.push_back({first_tag + static_cast<int64_t>(i), s[i]});
 
   // The tensors updated in place, read from their current buffers. Each
   // stays in its buffer (so other captures reading it stay valid) unless
@@ -455,7 +476,7 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
     impls[i] = std::move(impl);
   }
 
-  g.replay(bound, who());
+  g.replay(bound, who(), scalars);
 
   for (size_t i = 0; i < states.size(); i++) {
     const State &st = states[i];

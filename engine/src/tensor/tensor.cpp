@@ -51,7 +51,7 @@ Tensor Tensor::full(const Shape &shape, Scalar value, std::optional<DType> dtype
                    : value.kind == Scalar::Kind::Bool ? DType::Bool
                    : value.kind == Scalar::Kind::Int  ? DType::Int64
                                                       : DType::Float32;
-  if (is_float(dt) || dt == DType::Bool) return Tensor(const_tensor(value.to_double(), dt, shape));
+  if (is_float(dt) || dt == DType::Bool) return Tensor(uop::scalar_tensor(value.to_double(), dt, shape));
   if (value.kind == Scalar::Kind::Float && !(value.f > -9223372036854775808.0 && value.f < 9223372036854775808.0))
     throw Error("full: value cannot be converted to type " + std::string(dtype_name(dt)) + " without overflow: " +
                 value.str());

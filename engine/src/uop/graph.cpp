@@ -10,7 +10,7 @@ namespace {
 Shape compute_shape(const UOpRef &u) {
   switch (u->op) {
     case Op::Buffer: return {u->arg_as<uop::BufferArg>().buffer->size};
-    case Op::Const: return {};
+    case Op::Const: case Op::DefineVar: return {};
     case Op::View: return u->arg_as<shape::ShapeTracker>().shape();
     case Op::ReduceAxis: {
       Shape s = shape_of(u->src[0]);
@@ -38,7 +38,7 @@ const Shape &shape_of(const UOpRef &u) {
     return shape_of(*cur);
   }
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>().shape();
-  if (u->op == Op::Const || u->op == Op::Sink) return scalar;
+  if (u->op == Op::Const || u->op == Op::DefineVar || u->op == Op::Sink) return scalar;
   if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;
   // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
   std::vector<const UOp *> chain;
@@ -48,7 +48,7 @@ const Shape &shape_of(const UOpRef &u) {
     chain.push_back(cur->get());
     cur = &(*cur)->src.back();
   }
-  const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const;
+  const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const || (*cur)->op == Op::DefineVar;
   const Shape *known = unmemoized ? &shape_of(*cur) : (*cur)->shape_memo.load(std::memory_order_acquire);
   Shape s = known ? *known : compute_shape(*cur);
   if (!known) chain.push_back(cur->get());
@@ -123,6 +123,15 @@ UOpRef replace_nodes(const UOpRef &u, const std::function<UOpRef(const UOpRef &)
 
 UOpRef const_tensor(double value, DType dtype, const Shape &shape) {
   return broadcast_const(UOp::const_(dtype, value), dtype, shape);
+}
+
+UOpRef scalar_tensor(double value, DType dtype, const Shape &shape) {
+  if (value == 0 || value == 1 || value == -1 || dtype == DType::Bool) return const_tensor(value, dtype, shape);
+  return param_tensor(value, dtype, shape);
+}
+
+UOpRef param_tensor(double value, DType dtype, const Shape &shape, int64_t tag) {
+  return broadcast_const(UOp::param(dtype, value, tag), dtype, shape);
 }
 
 UOpRef const_int_tensor(int64_t value, DType dtype, const Shape &shape) {

@@ -33,6 +33,13 @@ UOpRef replace_nodes(const UOpRef &u, const std::function<UOpRef(const UOpRef &)
                      std::unordered_map<const UOp *, UOpRef> &memo);
 // A constant broadcast to `shape`.
 UOpRef const_tensor(double value, DType dtype, const Shape &shape);
+// A number from outside the graph's structure (a scalar operand, an alpha=,
+// an optimizer's lr): a runtime scalar (UOp::param) broadcast to `shape`,
+// except 0, 1 and -1, which stay constants that fold (x * 1, x + 0, -x).
+UOpRef scalar_tensor(double value, DType dtype, const Shape &shape);
+// A runtime scalar broadcast to `shape`, whatever its value (a JIT's scalar
+// input, tagged: UOp::param).
+UOpRef param_tensor(double value, DType dtype, const Shape &shape, int64_t tag = 0);
 // An integer constant exactly (int64 values past 2^53 do not survive a double).
 UOpRef const_int_tensor(int64_t value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).

@@ -8,7 +8,8 @@ namespace loom::uop {
 enum class Op : uint8_t {
   // ---- graph level
   Buffer,      // no src; arg BufferArg; logical shape (size,)
-  Const,       // no src; arg int64_t (bool/int dtypes) or double (floats); 0-d
+  Const,       // no src; arg int64_t (bool/int dtypes) or double (floats); 0-d. Or arg Param: a
+               // runtime scalar (DESIGN 13), whose value a kernel reads through a DEFINE_VAR
   View,        // src[0] = x; arg ShapeTracker mapping x's shape to the view's shape
   Contiguous,  // src[0] = x; x must be realized into its own buffer
   ReduceAxis,  // src[0] = x; arg ReduceArg{Add|Mul|Max|Min, axes}; reduced dims keep size 1
@@ -28,6 +29,8 @@ enum class Op : uint8_t {
   Sink,        // src = everything to realize; dtype Bool (unused)
   // ---- kernel level
   DefineGlobal,  // no src; arg int64_t slot; dtype = element dtype of the buffer
+  DefineVar,     // no src; arg int64_t slot; a runtime scalar of the kernel (a CONST's Param),
+                 // its value bound at launch: the kernel's key never holds the value
   Range,         // src[0] = end (int64 Const); arg int64_t id; the loop variable, 0 <= r < end
   Load,          // src = {DefineGlobal, index[, valid]}: invalid reads give 0
   Store,         // src = {DefineGlobal, index, value[, gate]}; in an AST: {DefineGlobal, value[, index]} with
@@ -56,6 +59,8 @@ enum class Op : uint8_t {
 };
 
 const char *op_name(Op op);
+// A kernel's leaves that are no computation: a constant, a runtime scalar, a buffer.
+inline bool is_kernel_leaf(Op op) { return op == Op::Const || op == Op::DefineVar || op == Op::DefineGlobal; }
 bool is_alu(Op op);
 bool is_commutative(Op op);
 bool is_comparison(Op op);

@@ -10,18 +10,21 @@
 #include <unordered_set>
 
 #include "loom/error.h"
+#include "loom/host.h"
 #include "uop/node_map.h"
 
 namespace loom::uop {
 
-const char *op_name(Op op) {
-  static const char *names[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST", "GATHER", "SCAN", "SORT", "WRITE", "SINK",
-                                "DEFINE_GLOBAL", "RANGE", "LOAD", "STORE", "REDUCE", "ENDRANGE", "DEFINE_ACC", "VECTORIZE", "GEP",
+namespace {
+constexpr const char *kOpNames[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST", "GATHER", "SCAN", "SORT", "WRITE", "SINK",
+                                "DEFINE_GLOBAL", "DEFINE_VAR", "RANGE", "LOAD", "STORE", "REDUCE", "ENDRANGE", "DEFINE_ACC", "VECTORIZE", "GEP",
                                 "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT", "FLOOR",
                                 "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
                                 "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR", "WHERE"};
-  return names[static_cast<int>(op)];
-}
+static_assert(std::size(kOpNames) == static_cast<size_t>(Op::Where) + 1, "one name per Op, in the enum's order");
+}  // namespace
+
+const char *op_name(Op op) { return kOpNames[static_cast<int>(op)]; }
 bool is_alu(Op op) { return op >= Op::Neg; }
 bool is_commutative(Op op) {
   return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min || op == Op::CmpEq || op == Op::CmpNe ||
@@ -67,6 +70,10 @@ size_t arg_hash(const Arg &arg) {
           return h;
         } else if constexpr (std::is_same_v<T, WriteArg>) {
           return mix(mix(a.view.hash(), static_cast<size_t>(a.axis) + 5), static_cast<size_t>(a.acc) + 911);
+        } else if constexpr (std::is_same_v<T, Param>) {
+          int64_t bits;
+          std::memcpy(&bits, &a.f, 8);
+          return mix(mix(std::hash<int64_t>()(bits), static_cast<size_t>(a.i)), static_cast<size_t>(a.tag)) ^ 0x7777;
         } else return std::hash<int64_t>()(a.buffer ? a.buffer->id : -1) ^ 0xabcdef;
       },
       arg);
@@ -128,9 +135,57 @@ UOpRef UOp::const_(DType dtype, double value) {
 }
 UOpRef UOp::const_int(int64_t value, DType dtype) { return make(Op::Const, dtype, {}, value); }
 
+Param make_param(DType dtype, double value, int64_t tag) {
+  Param p;
+  if (is_float(dtype)) p.f = value;
+  else p.i = dtype == DType::Bool ? value != 0 : static_cast<int64_t>(value);
+  p.tag = tag;
+  return p;
+}
+
+UOpRef UOp::param(DType dtype, double value, int64_t tag) { return make(Op::Const, dtype, {}, make_param(dtype, value, tag)); }
+
+bool Param::operator==(const Param &o) const { return std::memcmp(&f, &o.f, 8) == 0 && i == o.i && tag == o.tag; }
+
 double UOp::const_value() const {
   if (auto *d = std::get_if<double>(&arg)) return *d;
+  if (auto *p = std::get_if<Param>(&arg)) return is_float(dtype) ? p->f : static_cast<double>(p->i);
   return static_cast<double>(std::get<int64_t>(arg));
+}
+
+uint64_t param_bits(DType dtype, const Param &p) {
+  uint64_t bits = 0;
+  auto put = [&](auto v) { std::memcpy(&bits, &v, sizeof v); };
+  switch (dtype) {
+    case DType::Float64: put(p.f); break;
+    case DType::Float32: put(static_cast<float>(p.f)); break;
+    case DType::Float16: put(half_bits_to_float(float_to_half_bits(static_cast<float>(p.f)))); break;
+    case DType::BFloat16: put(bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(p.f)))); break;
+    case DType::Bool: put(static_cast<uint8_t>(p.i != 0)); break;
+    case DType::UInt8: put(static_cast<uint8_t>(p.i)); break;
+    case DType::Int8: put(static_cast<int8_t>(p.i)); break;
+    case DType::Int16: put(static_cast<int16_t>(p.i)); break;
+    case DType::Int32: put(static_cast<int32_t>(p.i)); break;
+    case DType::Int64: put(p.i); break;
+  }
+  return bits;
+}
+
+double param_value(DType dtype, uint64_t bits) {
+  auto get = [&](auto v) {
+    std::memcpy(&v, &bits, sizeof v);
+    return static_cast<double>(v);
+  };
+  switch (dtype) {
+    case DType::Float64: return get(double{});
+    case DType::Float32: case DType::Float16: case DType::BFloat16: return get(float{});
+    case DType::Bool: case DType::UInt8: return get(uint8_t{});
+    case DType::Int8: return get(int8_t{});
+    case DType::Int16: return get(int16_t{});
+    case DType::Int32: return get(int32_t{});
+    case DType::Int64: return get(int64_t{});
+  }
+  return 0;
 }
 
 UOpRef UOp::with_src(std::vector<UOpRef> new_src) const { return make(op, dtype, std::move(new_src), arg); }
@@ -160,7 +215,11 @@ std::string arg_str(const Arg &arg) {
         else if constexpr (std::is_same_v<T, ReduceArg>) os << op_name(a.op) << " axes=" << shape_str(a.axes);
         else if constexpr (std::is_same_v<T, WriteArg>)
           os << a.view.str() << " axis=" << a.axis << (a.acc == Op::Sink ? "" : std::string(" acc=") + op_name(a.acc));
-        else os << "buf" << (a.buffer ? a.buffer->id : -1) << "[" << (a.buffer ? a.buffer->size : 0) << "]";
+        else if constexpr (std::is_same_v<T, Param>) {
+          os.precision(17);
+          os << "param f=" << a.f << " i=" << a.i;
+          if (a.tag) os << " tag=" << a.tag;
+        } else os << "buf" << (a.buffer ? a.buffer->id : -1) << "[" << (a.buffer ? a.buffer->size : 0) << "]";
         return os.str();
       },
       arg);

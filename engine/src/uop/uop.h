@@ -38,8 +38,20 @@ struct BufferArg {
   bool operator==(const BufferArg &o) const { return buffer == o.buffer; }
 };
 
-using Arg =
-    std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, WriteArg, BufferArg>;
+// A runtime scalar's value (DESIGN 13): the arg of a CONST whose kernels read
+// it through a DEFINE_VAR bound at launch, so no kernel's source or key, and
+// no schedule's key, holds the value. `f` for float dtypes, `i` for the others.
+// `tag` (0: none) names a JIT's scalar input: a replay binds that input's
+// value wherever a kernel reads a param of its tag (loom/jit.h).
+struct Param {
+  double f = 0;
+  int64_t i = 0;
+  int64_t tag = 0;
+  bool operator==(const Param &o) const;  // by bits, as CONST's doubles
+};
+
+using Arg = std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, WriteArg,
+                         BufferArg, Param>;
 
 // Allocates a node together with its reference count (std::allocate_shared);
 // when the last reference goes, the node leaves the intern table before it is
@@ -67,6 +79,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
   static UOpRef make(Op op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
   static UOpRef const_(DType dtype, double value);  // stored as int64 for non-float dtypes
   static UOpRef const_int(int64_t value, DType dtype = DType::Int64);
+  // A runtime scalar (a CONST with a Param), the value converted as const_ converts it.
+  static UOpRef param(DType dtype, double value, int64_t tag = 0);
 
   const Op op;
   const DType dtype;
@@ -84,7 +98,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
     return std::get<T>(arg);
   }
   bool is_const() const { return op == Op::Const; }
-  double const_value() const;  // Const only
+  bool is_param() const { return op == Op::Const && std::holds_alternative<Param>(arg); }
+  double const_value() const;  // Const only (a Param's value too)
   std::string str(int depth = 0) const;  // indented tree, for LOOM_DEBUG=4
 
   UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
@@ -106,6 +121,15 @@ UOpRef operator+(const UOpRef &a, const UOpRef &b);
 UOpRef operator*(const UOpRef &a, const UOpRef &b);
 UOpRef operator+(const UOpRef &a, int64_t b);
 UOpRef operator*(const UOpRef &a, int64_t b);
+
+// A runtime scalar's value as the kernel's DEFINE_VAR of `dtype` reads it: the
+// register type's bytes (float for the half types, rounded as their constants
+// are), in the low bytes.
+uint64_t param_bits(DType dtype, const Param &p);
+// `value` as a Param of `dtype` (truncated for integer dtypes, as const_ does).
+Param make_param(DType dtype, double value, int64_t tag = 0);
+// The value param_bits encoded.
+double param_value(DType dtype, uint64_t bits);
 
 std::string arg_str(const Arg &arg);
 size_t arg_hash(const Arg &arg);

@@ -7,6 +7,7 @@
 
 #include "engine/realize.h"
 #include "loom/tensor.h"
+#include "uop/graph.h"
 
 namespace loom::testing {
 
@@ -16,6 +17,11 @@ inline std::vector<float> float_values(const Tensor &t) {
   for (int64_t i = 0; i < h.numel(); i++) v.push_back(static_cast<float>(h.get(i)));
   return v;
 }
+
+// A 0-d constant written into its kernels' source, as 0, 1 and -1 are (a
+// scalar operand is a runtime scalar, DESIGN 13, and leaves the kernel as it
+// is): a kernel over a value no earlier run used is new to the kernel caches.
+inline Tensor literal(double c, DType dt = DType::Float64) { return Tensor(uop::const_tensor(c, dt, {})); }
 
 inline bool no_opt() {
   const char *e = std::getenv("LOOM_NOOPT");

@@ -170,7 +170,8 @@ class CpuDevice : public Device {
  public:
   const char *name() const override { return "CPU"; }
   KernelSource source(const codegen::Program &p) const override {
-    return {p.name, renderer::c_prelude() + renderer::render_c(p), renderer::c_prelude().size()};
+    return {.name = p.name, .source = renderer::c_prelude() + renderer::render_c(p), .body = renderer::c_prelude().size(),
+            .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
   }
 
   // Through the buffer pool (runtime/cpu/buffer_pool.h): large buffers are

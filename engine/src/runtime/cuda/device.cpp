@@ -26,14 +26,11 @@ std::atomic<bool> exiting{false};
 
 CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-// The number of buffers a kernel takes: every parameter of a loom kernel is
-// one buffer's pointer, and the engine passes exactly those, in order.
-size_t count_buffers(const KernelSource &k) { return renderer::cuda_params(k.source, k.name).size(); }
-
 class CudaProgram : public Program {
  public:
-  CudaProgram(CUmodule module, CUfunction fn, const KernelSource &k, size_t buffers)
-      : module_(module), fn_(fn), blocks_(k.blocks), threads_(k.threads), buffers_(buffers) {}
+  CudaProgram(CUmodule module, CUfunction fn, const KernelSource &k)
+      : module_(module), fn_(fn), blocks_(k.blocks), threads_(k.threads), params_(k.buffers + k.vars),
+        buffers_(k.buffers) {}
   ~CudaProgram() override {
     if (exiting) return;
     try {
@@ -50,9 +47,11 @@ class CudaProgram : public Program {
     if (blocks <= 0) return;  // an empty kernel
     if (blocks > INT_MAX) throw Error("CUDA: kernel launch of " + std::to_string(blocks) + " blocks is too large");
     std::array<void *, 32> few;
-    std::vector<void *> many(buffers_ > few.size() ? buffers_ : 0);
-    void **params = buffers_ > few.size() ? many.data() : few.data();
-    for (size_t i = 0; i < buffers_; ++i) params[i] = &bufs[i];  // each parameter's value is a device pointer
+    std::vector<void *> many(params_ > few.size() ? params_ : 0);
+    void **params = params_ > few.size() ? many.data() : few.data();
+    // Each parameter's value: a buffer's device pointer, then each runtime
+    // scalar's value (bufs holds a pointer to it).
+    for (size_t i = 0; i < params_; ++i) params[i] = i < buffers_ ? static_cast<void *>(&bufs[i]) : bufs[i];
     bind_context();
     check(driver().LaunchKernel(fn_, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads_), 1, 1, 0,
                                 nullptr, params, nullptr),
@@ -63,7 +62,7 @@ class CudaProgram : public Program {
   CUmodule module_;
   CUfunction fn_;
   int64_t blocks_, threads_;
-  size_t buffers_;
+  size_t params_, buffers_;
 };
 
 struct Entry {
@@ -81,7 +80,7 @@ std::shared_ptr<const Program> load_module(const std::string &cubin, const Kerne
     driver().ModuleUnload(module);
     return nullptr;
   }
-  return std::make_shared<CudaProgram>(module, fn, k, count_buffers(k));
+  return std::make_shared<CudaProgram>(module, fn, k);
 }
 
 // Loads a cached kernel; nullptr when there is none, or when the entry is
@@ -138,7 +137,7 @@ class CudaDevice : public Device {
     const renderer::CudaKernel k = renderer::render_cuda(p);
     const std::string &prelude = renderer::cuda_prelude();
     return {.name = p.name, .source = prelude + k.source, .body = prelude.size(), .blocks = k.blocks,
-            .threads = k.threads};
+            .threads = k.threads, .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
   }
 
   // A caching allocator: a freed block goes to a free list of its size class

@@ -109,14 +109,21 @@ static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
 
 using Entry = void (*)(void **bufs, unsigned block, unsigned thread, unsigned threads, void (*sync)());
 
-// The call of the kernel from an entry every kernel has, its parameters cast
-// from the buffer array.
+// The call of the kernel from an entry every kernel has, its parameters from
+// the buffer array: the buffers' pointers, then the runtime scalars' values
+// the array points to.
 std::string entry_point(const KernelSource &k) {
   std::string call = k.name + "(";
   const std::vector<std::string> params = renderer::cuda_params(k.source, k.name);
-  for (size_t i = 0; i < params.size(); i++)
-    call += std::string(i ? ", " : "") + "(" + params[i].substr(0, params[i].find("__restrict__")) + ")bufs[" +
-            std::to_string(i) + "]";
+  for (size_t i = 0; i < params.size(); i++) {
+    const std::string at = "bufs[" + std::to_string(i) + "]";
+    if (i < k.buffers) {
+      call += std::string(i ? ", " : "") + "(" + params[i].substr(0, params[i].find("__restrict__")) + ")" + at;
+    } else {  // "const <type> v<slot>"
+      const std::string type = params[i].substr(0, params[i].rfind(' '));
+      call += ", *(" + type + " *)" + at;
+    }
+  }
   return k.source + "\nextern \"C\" void loom_emu_entry(void **bufs, unsigned block, unsigned thread, unsigned threads, "
                     "void (*sync)()) {\n  blockIdx.x = block; threadIdx.x = thread; blockDim.x = threads; loom_emu_sync = sync;\n  " +
          call + ");\n}\n";
@@ -206,7 +213,8 @@ class Emulator : public Device {
   codegen::Target target() const override { return renderer::cuda_target(); }
   KernelSource source(const codegen::Program &p) const override {
     const renderer::CudaKernel k = renderer::render_cuda(p);
-    return {p.name, renderer::cuda_prelude() + k.source, renderer::cuda_prelude().size(), k.blocks, k.threads};
+    return {.name = p.name, .source = renderer::cuda_prelude() + k.source, .body = renderer::cuda_prelude().size(),
+            .blocks = k.blocks, .threads = k.threads, .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
   }
   std::shared_ptr<void> allocate(size_t bytes) override {
     // Aligned as cuMemAlloc's (256 bytes), so vector accesses are checked as on a GPU.
