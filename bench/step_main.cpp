@@ -34,10 +34,11 @@ int main(int argc, char **argv) {
     const RunStats st = run_stats();
     host_ms.push_back(loom_ms.back() - st.kernel_seconds * 1e3);
     per_kernel_us.push_back(host_ms.back() * 1e3 / static_cast<double>(std::max<int64_t>(1, st.kernels_run)));
-    std::printf("step %d: loss loom %.6f libtorch %.6f | loom %8.1f ms (host %.2f ms, %.1f us per kernel)  libtorch "
-                "%7.1f ms | kernels %lld (compiled %lld)  schedules %lld (cached %lld)  work %.3g / needed %.3g = "
-                "%.3f\n",
-                s, loss, torch.losses[s], loom_ms.back(), host_ms.back(), per_kernel_us.back(), torch.step_ms[s],
+    std::printf("step %d: loss loom %.6f libtorch %.6f | loom %8.1f ms (host %.2f ms: %.2f in realize, %.1f us per "
+                "kernel)  libtorch %7.1f ms | kernels %lld (compiled %lld)  schedules %lld (cached %lld)  work %.3g / "
+                "needed %.3g = %.3f\n",
+                s, loss, torch.losses[s], loom_ms.back(), host_ms.back(),
+                (st.realize_seconds - st.kernel_seconds) * 1e3, per_kernel_us.back(), torch.step_ms[s],
                 static_cast<long long>(st.kernels_run), static_cast<long long>(st.kernels_compiled),
                 static_cast<long long>(st.schedules), static_cast<long long>(st.schedule_hits),
                 static_cast<double>(st.work), static_cast<double>(st.work_needed),
