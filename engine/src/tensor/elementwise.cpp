@@ -100,7 +100,14 @@ Tensor in_float32(const Tensor &t, F f) {
   return f(t.cast(out));
 }
 
-Tensor scalar_operand(const Tensor &t, const Scalar &s) { return scalar_tensor(s, result_type(t.dtype(), s)); }
+// The scalar operand of an op on `t`, already broadcast to t's shape (one
+// view of a runtime scalar or constant, the node a 0-d operand's broadcast
+// gives): no 0-d tensor to expand, so the op makes three nodes and two
+// tensors fewer. Its dtype, result_type(t, s), is the op's result dtype, as
+// a 0-d operand's would be.
+Tensor scalar_operand(const Tensor &t, const Scalar &s) {
+  return make_tensor(uop::scalar_tensor(s.to_double(), result_type(t.dtype(), s), t.shape()));
+}
 
 // maximum/minimum: ties split the gradient in half, as torch does.
 Grads extremum_grads(const Tensor &a, const Tensor &b, const Tensor &g, bool is_max) {
