@@ -445,22 +445,22 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
   }
-  std::vector<int64_t> moved(order.size(), 0);  // per BUFFER position: how far its views moved
+  std::vector<int64_t> moved;  // per BUFFER position: how far its views moved (empty: none did)
   for (size_t i = 0; i < bases.size(); i++)
-    moved[static_cast<size_t>(bases[i].first)] = bases[i].second - tmpl.bases[i].second;
+    if (const int64_t by = bases[i].second - tmpl.bases[i].second) {
+      if (moved.empty()) moved.assign(order.size(), 0);
+      moved[static_cast<size_t>(bases[i].first)] = by;
+    }
   for (auto &t : tmpl.items) {
     ScheduleItem item{t.ast, {}, {}, t.shifts, t.name};
     for (int64_t s : t.slots) item.bufs.push_back(s >= 0 ? buffer_at(s) : fresh[static_cast<size_t>(~s)]);
-    for (size_t k = 0; k < t.slots.size(); k++)
-      if (t.slots[k] >= 0) item.shifts[k] += moved[static_cast<size_t>(t.slots[k])];
+    if (!moved.empty())
+      for (size_t k = 0; k < t.slots.size(); k++)
+        if (t.slots[k] >= 0) item.shifts[k] += moved[static_cast<size_t>(t.slots[k])];
     for (int64_t v : t.vars) item.vars.push_back(*order[static_cast<size_t>(v)]);
     sched.items.push_back(std::move(item));
   }
 }
-
-}  // namespace
-
-namespace {
 
 bool dump_passes() {
   static const bool on = [] {

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <cstring>
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
@@ -88,9 +86,7 @@ struct KernelText {
 KernelText kernel_text(const engine::ExecItem &e) {
   KernelText k{e.name, {}, {}};
   std::unordered_map<const UOp *, size_t> ids;
-  std::vector<UOpRef> vars;  // DEFINE_VARs: e.vars holds their values, by slot
   for (const UOpRef &u : uop::toposort(e.ast)) {
-    if (u->op == Op::DefineVar) vars.push_back(u);
     ids.emplace(u.get(), ids.size());
     k.structure += std::to_string(static_cast<int>(u->op)) + ":" + std::to_string(static_cast<int>(u->dtype));
     for (auto &s : u->src) k.structure += "," + std::to_string(ids.at(s.get()));
@@ -98,24 +94,19 @@ KernelText kernel_text(const engine::ExecItem &e) {
     else k.structure += " " + uop::arg_str(u->arg);
     k.structure += ";";
   }
-  std::sort(vars.begin(), vars.end(),
-            [](const UOpRef &a, const UOpRef &b) { return a->arg_as<int64_t>() < b->arg_as<int64_t>(); });
   // Runtime scalars: the values the launch binds, but a scalar input's (tagged: bound on every replay).
-  for (size_t i = 0; i < vars.size() && i < e.vars.size(); i++)
-    if (!e.params[i]->arg_as<uop::Param>().tag) k.constants.push_back(uop::param_value(vars[i]->dtype, e.vars[i]));
+  for (const UOpRef &p : e.params)
+    if (!p->arg_as<uop::Param>().tag) k.constants.push_back(p->const_value());
   for (int64_t s : e.shifts) k.constants.push_back(static_cast<double>(s));  // and where views start
   return k;
 }
 
 bool same_number(double a, double b) { return a == b || (a != a && b != b); }
 
-// The shortest text that reads back as v (as a float where v is one: a
-// float32 runtime scalar's 0.1 is "0.1", not 0.100000001).
 std::string num(double v) {
   char s[32];
-  const auto f = static_cast<float>(v);
-  const auto r = static_cast<double>(f) == v ? std::to_chars(s, s + sizeof s, f) : std::to_chars(s, s + sizeof s, v);
-  return std::string(s, r.ptr);
+  std::snprintf(s, sizeof s, "%.9g", v);
+  return s;
 }
 
 // Tags no other Jit's scalars use.

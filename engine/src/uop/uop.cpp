@@ -171,23 +171,6 @@ uint64_t param_bits(DType dtype, const Param &p) {
   return bits;
 }
 
-double param_value(DType dtype, uint64_t bits) {
-  auto get = [&](auto v) {
-    std::memcpy(&v, &bits, sizeof v);
-    return static_cast<double>(v);
-  };
-  switch (dtype) {
-    case DType::Float64: return get(double{});
-    case DType::Float32: case DType::Float16: case DType::BFloat16: return get(float{});
-    case DType::Bool: case DType::UInt8: return get(uint8_t{});
-    case DType::Int8: return get(int8_t{});
-    case DType::Int16: return get(int16_t{});
-    case DType::Int32: return get(int32_t{});
-    case DType::Int64: return get(int64_t{});
-  }
-  return 0;
-}
-
 UOpRef UOp::with_src(std::vector<UOpRef> new_src) const { return make(op, dtype, std::move(new_src), arg); }
 
 UOpRef alu(Op op, const UOpRef &a) { return UOp::make(op, a->dtype, {a}); }

@@ -128,8 +128,6 @@ UOpRef operator*(const UOpRef &a, int64_t b);
 uint64_t param_bits(DType dtype, const Param &p);
 // `value` as a Param of `dtype` (truncated for integer dtypes, as const_ does).
 Param make_param(DType dtype, double value, int64_t tag = 0);
-// The value param_bits encoded.
-double param_value(DType dtype, uint64_t bits);
 
 std::string arg_str(const Arg &arg);
 size_t arg_hash(const Arg &arg);
