@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <array>
-#include <memory_resource>
 #include <mutex>
 #include <unordered_map>
 
 #include "loom/error.h"
+#include "schedule/donate.h"
 #include "schedule/gemm.h"
 #include "schedule/split_reduce.h"
 #include "schedule/lifetime.h"
@@ -32,11 +31,6 @@ namespace {
 bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().contiguous(); }
 
 bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const; }
-
-// Nodes that always get their own buffer (and so their own kernels).
-bool always_realized(const UOp *u) {
-  return u->op == Op::Contiguous || u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort;
-}
 
 // A half buffer (through views; a realized one or one realized here) widened
 // to float32, maybe viewed again: exact and as cheap as its load, so a kernel reading it through
@@ -128,172 +122,6 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
   for (auto d : out_shape) n += "_" + std::to_string(d);
   if (out_shape.empty()) n += "_0d";
   return n;
-}
-
-// A Write that replaces every element of its base, in row-major order.
-bool is_full_overwrite(const UOp *w) {
-  const auto &a = w->arg_as<uop::WriteArg>();
-  return w->src.size() == 2 && a.acc == Op::Sink && a.view.contiguous() &&
-         shape::prod(a.view.shape()) == shape::prod(shape_of(w->src[0])) && shape_of(w->src[1]) == a.view.shape();
-}
-
-// Writes whose base is a realized buffer that nothing else can still read:
-// their stores go into that buffer, with no copy. Decided by counting strong
-// references: every reference to the base must come from the write or, for a
-// whole overwrite, from its value reading the base elementwise (each element
-// read in the loop iteration that stores it). Substitution may have rebuilt
-// the write, so its raw copy (held by the tensor until realize returns) is
-// counted as the same write. Raw pointers only: the count sees no reference
-// of its own.
-NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
-                                                     const std::vector<UOpRef> &outputs) {
-  auto strong_refs = [](const UOp *u) { return u->weak_from_this().use_count(); };
-  // The walks' lists live on the stack while a small graph's fit.
-  std::array<std::byte, 4096> arena;
-  std::pmr::monotonic_buffer_resource scratch(arena.data(), arena.size());
-  using Nodes = std::pmr::vector<const UOp *>;
-  Nodes writes(&scratch), stack(&scratch);
-  // Walks the graphs of `roots`: `seen` gets their nodes, `refs` the
-  // references to each node from them, `writes` their WRITEs.
-  auto walk_graphs = [&](std::initializer_list<const std::vector<UOpRef> *> roots, NodeSet &seen, NodeMap<long> &refs) {
-    writes.clear();
-    for (const auto *graphs : roots)
-      for (auto &g : *graphs)
-        if (seen.insert(g.get())) stack.push_back(g.get());
-    while (!stack.empty()) {
-      const UOp *u = stack.back();
-      stack.pop_back();
-      if (u->op == Op::Write) writes.push_back(u);
-      for (auto &s : u->src) {
-        refs[s.get()]++;
-        if (seen.insert(s.get())) stack.push_back(s.get());
-      }
-    }
-  };
-  NodeSet runs;             // nodes of the graphs that run (the substituted ones)
-  NodeMap<long> in_outputs;  // references to each node from them
-  walk_graphs({&outputs}, runs, in_outputs);
-  if (writes.empty()) return {};
-  // References from nodes of the raw graphs and the ones that run: the same
-  // counts when substitution changed nothing.
-  NodeSet seen;
-  NodeMap<long> in_raw_or_outputs;
-  if (raw != outputs) walk_graphs({&raw, &outputs}, seen, in_raw_or_outputs);
-  const NodeMap<long> &in_graph = raw != outputs ? in_raw_or_outputs : in_outputs;
-  // The writes over each base, bases in first-seen order.
-  std::pmr::vector<std::pair<const UOp *, Nodes>> writes_of(&scratch);
-  NodeMap<size_t> base_index;
-  for (const UOp *w : writes) {
-    auto [i, fresh] = base_index.insert(w->src[0].get());
-    if (fresh) {
-      *i = writes_of.size();
-      writes_of.emplace_back(w->src[0].get(), Nodes(&scratch));
-    }
-    writes_of[*i].second.push_back(w);
-  }
-  NodeMap<std::shared_ptr<uop::Buffer>> out;
-  for (auto &[base, ws] : writes_of) {
-    const UOp *buf = uop::whole_buffer(base);
-    if (!buf || (buf != base && base->src[0].use_count() != 1)) continue;
-    // The graphs that run hold one write over this base (the raw graphs may
-    // hold its unsubstituted copy): two different updates of one value (two
-    // tensors that took one buffer's value, each written since) each need
-    // the old value.
-    if (std::count_if(ws.begin(), ws.end(), [&](const UOp *w) { return runs.contains(w); }) > 1) continue;
-    // Nothing but the writes refers to the base (and nothing but the base to
-    // its buffer): no one can read the old value.
-    if (strong_refs(base) == static_cast<long>(ws.size()) && (buf == base || base->src[0].use_count() == 1)) {
-      for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
-      continue;
-    }
-    // References allowed to the base (and to views of it): the writes' own;
-    // reads in the write's kernel that are elementwise at the written
-    // position (a whole overwrite reading the base or a row-major view of
-    // it); and any read in a kernel that runs before the write's, i.e. below
-    // a node that always gets its own buffer (a WRITE, CONTIGUOUS, SCAN or
-    // SORT the write depends on, such as an optimizer's momentum update).
-    auto views_base = [b = base](const UOp *u) { return u == b || (u->op == Op::View && u->src[0].get() == b); };
-    NodeMap<long> allowed;
-    allowed[base] = 0;
-    NodeSet in_same_kernel, in_earlier;
-    Nodes same_kernel(&scratch), earlier(&scratch), todo(&scratch), below(&scratch);
-    for (const UOp *w : ws) {
-      allowed[base]++;
-      todo.push_back(w->src[1].get());
-      if (w->src.size() > 2) todo.push_back(w->src[2].get());
-    }
-    while (!todo.empty()) {  // the writes' kernel
-      const UOp *u = todo.back();
-      todo.pop_back();
-      if (u == base || !in_same_kernel.insert(u)) continue;
-      same_kernel.push_back(u);
-      if (always_realized(u)) {
-        below.push_back(u);
-        continue;
-      }
-      for (auto &x : u->src) todo.push_back(x.get());
-    }
-    while (!below.empty()) {  // kernels before it
-      const UOp *u = below.back();
-      below.pop_back();
-      if (u == base || !in_earlier.insert(u)) continue;
-      earlier.push_back(u);
-      for (auto &x : u->src) below.push_back(x.get());
-    }
-    const bool elementwise_ok = std::all_of(ws.begin(), ws.end(), [](const UOp *w) { return is_full_overwrite(w); });
-    for (const UOp *u : same_kernel) {
-      if (always_realized(u)) continue;
-      const bool identity_view = u->op == Op::View && u->arg_as<shape::ShapeTracker>().contiguous();
-      if (elementwise_ok && (uop::is_alu(u->op) || u->op == Op::Cast || identity_view))
-        for (auto &x : u->src)
-          if (x.get() == base || (views_base(x.get()) && x->arg_as<shape::ShapeTracker>().contiguous())) allowed[x.get()]++;
-    }
-    for (const UOp *u : earlier)
-      if (!in_same_kernel.contains(u) || always_realized(u))
-        for (auto &x : u->src)
-          if (views_base(x.get())) allowed[x.get()]++;
-    bool ok = true;
-    allowed.for_each([&](const void *node, long n) { ok &= strong_refs(static_cast<const UOp *>(node)) == n; });
-    // A node of the write's kernel, or of a kernel before it, that reads the
-    // old value (directly, or through nodes without a buffer of their own)
-    // must be read by these graphs only: one held elsewhere (a tensor still
-    // to be read) would be computed later, from the overwritten buffer. Within
-    // the graphs that run, only the write's kernel and kernels before it may
-    // read it: another kernel fusing it (`a + b` read by the write into b and
-    // by another output) may run after the stores.
-    NodeMap<long> from_before;  // references from the writes, their kernel and the kernels before it
-    for (const auto *nodes : {&ws, &same_kernel, &earlier})
-      for (const UOp *u : *nodes)
-        if (runs.contains(u))
-          for (auto &x : u->src) from_before[x.get()]++;
-    NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
-    std::pmr::vector<std::pair<const UOp *, bool>> walk(&scratch);
-    for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
-    for (const UOp *u : earlier) walk.push_back({u, false});
-    while (ok && !walk.empty()) {
-      auto [u, expanded] = walk.back();
-      walk.pop_back();
-      if (reads_old.contains(u) && !expanded) continue;
-      if (views_base(u) || (!in_same_kernel.contains(u) && !in_earlier.contains(u)) || always_realized(u)) {
-        reads_old[u] = views_base(u);
-        continue;
-      }
-      if (!expanded) {
-        walk.push_back({u, true});
-        for (auto &x : u->src)
-          if (!reads_old.contains(x.get())) walk.push_back({x.get(), false});
-        continue;
-      }
-      char r = 0;
-      for (auto &x : u->src) r |= *reads_old.find(x.get());
-      reads_old[u] = r;
-      if (const long *n = in_graph.find(u); r && n) ok &= strong_refs(u) == *n;
-      if (const long *n = in_outputs.find(u); r && n) ok &= *n == from_before[u];
-    }
-    if (ok)
-      for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
-  }
-  return out;
 }
 
 // One kernel's AST under construction: lazy graphs copied into kernel form,
@@ -530,7 +358,6 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //   gemms       large float32 GEMMs split into packs, a GEMM and an epilogue
 //   reductions  long reductions with few outputs split in two
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
-  forget_dead();
   const UOpRef raw_sink = UOp::make(Op::Sink, DType::Bool, raw_outputs);
   std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
   Rebuilt rebuilt;
@@ -563,8 +390,6 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   log_pass("reductions", sched);
   return sched;
 }
-
-void forget_dead_realized() { forget_dead(); }
 
 void commit(const Schedule &sched) {
   for (auto &[node, bv] : sched.realizes) remember_realized(node, bv);

@@ -49,8 +49,5 @@ struct Schedule {
 Schedule create_schedule(const std::vector<UOpRef> &outputs);
 // After the items ran: later schedules read these buffers instead of recomputing.
 void commit(const Schedule &sched);
-// Forgets the realized buffers of lazy nodes that died (each schedule does
-// this too), so that nothing but live holders keeps those buffers.
-void forget_dead_realized();
 
 }  // namespace loom::schedule

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <unordered_map>
 
 #include "uop/graph.h"
 #include "uop/node_map.h"
@@ -15,44 +14,26 @@ using uop::UOp;
 
 namespace {
 
-// Lazy nodes already computed by an earlier realize, so a graph that still
-// refers to them reads the buffer instead of recomputing.
-struct RealizedCache {
-  std::mutex mu;
-  std::unordered_map<const UOp *, std::pair<std::weak_ptr<const UOp>, UOpRef>> map;
-};
-RealizedCache &realized() {
-  static auto *c = new RealizedCache();
-  return *c;
+// Guards UOp::realized.
+std::mutex &realized_mu() {
+  static auto *mu = new std::mutex();
+  return *mu;
 }
 
 // The realized buffer view of each node of `order` (null where none), under one lock.
 std::vector<UOpRef> lookup_realized(const std::vector<const UOpRef *> &order) {
   std::vector<UOpRef> out(order.size());
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  if (c.map.empty()) return out;
-  for (size_t i = 0; i < order.size(); i++) {
-    const UOpRef &u = *order[i];
-    if (u->op == Op::Buffer || u->op == Op::Const) continue;
-    auto it = c.map.find(u.get());
-    if (it != c.map.end() && it->second.first.lock() == u) out[i] = it->second.second;
-  }
+  std::lock_guard<std::mutex> l(realized_mu());
+  for (size_t i = 0; i < order.size(); i++) out[i] = (*order[i])->realized;
   return out;
 }
 
 }  // namespace
 
 void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  c.map[u.get()] = {u, buf_view};
-}
-
-void forget_dead() {
-  auto &c = realized();
-  std::lock_guard<std::mutex> l(c.mu);
-  for (auto it = c.map.begin(); it != c.map.end();) it = it->second.first.expired() ? c.map.erase(it) : std::next(it);
+  if (u == buf_view || u->op == Op::Buffer || u->op == Op::Const) return;
+  std::lock_guard<std::mutex> l(realized_mu());
+  u->realized = buf_view;
 }
 
 UOpRef substitute_realized(const std::vector<const UOpRef *> &order, Rebuilt &rebuilt) {

@@ -20,10 +20,8 @@ using Rebuilt = std::vector<std::pair<std::weak_ptr<const uop::UOp>, std::weak_p
 // topological order of a root). Returns the root's substitute: the root
 // itself when nothing in the graph was realized.
 UOpRef substitute_realized(const std::vector<const UOpRef *> &order, Rebuilt &rebuilt);
-// `u` is computed: later graphs read `buf_view` instead.
+// `u` is computed: later graphs read `buf_view` instead (UOp::realized, so
+// the buffer view is released with the node).
 void remember_realized(const UOpRef &u, const UOpRef &buf_view);
-// Drops entries whose lazy node died: their buffers are freed as soon as
-// nothing else holds them. O(live entries).
-void forget_dead();
 
 }  // namespace loom::schedule

@@ -14,7 +14,6 @@
 
 #include "autograd/impl.h"
 #include "engine/capture.h"
-#include "schedule/schedule.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
 
@@ -375,7 +374,6 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
   }
 
   seen.clear();  // drops the values before the updates
-  schedule::forget_dead_realized();
   std::optional<std::string> kept;
   auto kind_of = [&](const BufferPtr &b, bool held_outside) {
     if (auto it = bound.find(b.get()); it != bound.end())
@@ -439,7 +437,6 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
   // the old value there.
   std::vector<ImplPtr> impls(states.size());
   std::vector<BufferPtr> homes(states.size());  // where each state's new value goes; null: the out slot's buffer
-  schedule::forget_dead_realized();
   for (size_t i = 0; i < states.size(); i++) {
     const State &st = states[i];
     ImplPtr impl = st.arg >= 0 ? TensorImpl::of(t[static_cast<size_t>(st.arg)]) : st.impl.lock();

@@ -91,6 +91,10 @@ class UOp : public std::enable_shared_from_this<UOp> {
   mutable std::atomic<const Shape *> shape_memo{nullptr};
   // A non-VIEW node's row-major tracker over its shape, filled in once by tracker_of.
   mutable std::atomic<const shape::ShapeTracker *> tracker_memo{nullptr};
+  // The buffer view an earlier realize computed this node into, set and read
+  // by the scheduler under its lock (schedule/substitute.h): a later graph
+  // that still holds the node reads the buffer. Released with the node.
+  mutable UOpRef realized;
 
   UOpRef with_src(std::vector<UOpRef> new_src) const;
   template <typename T>
