@@ -1,13 +1,13 @@
 #include "uop/uop.h"
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "loom/error.h"
 #include "loom/host.h"
@@ -87,12 +87,71 @@ bool arg_equal(const Arg &a, const Arg &b) {
 
 namespace {
 
-// Every live node by hash. A node leaves the table when its last reference
-// goes (InternAlloc::destroy), before its memory is freed, so each entry
-// points at a node that is alive or dying; a dying one no longer locks.
-struct InternTable {
+// Every live node by hash: open addressing with linear probing in one array,
+// so adding or dropping a node allocates nothing (a node-based multimap
+// allocated and freed an entry per node, most of the cost of making one). A
+// node leaves the table when its last reference goes (InternAlloc::destroy),
+// before its memory is freed, so each entry points at a node that is alive
+// or dying; a dying one no longer locks. Dropped entries leave tombstones,
+// cleared when the table is rebuilt.
+class InternTable {
+ public:
   std::mutex mu;
-  std::unordered_multimap<size_t, const UOp *> nodes;
+
+  // The live node equal to (op, dtype, src, arg) with hash h, or null.
+  UOpRef find(size_t h, Op op, DType dtype, const std::vector<UOpRef> &src, const Arg &arg) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask()) {
+      const Slot &s = slots_[i];
+      if (s.node == tomb() || s.hash != h) continue;
+      const UOp *u = s.node;
+      if (u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg))
+        if (UOpRef live = u->weak_from_this().lock()) return live;
+    }
+    return nullptr;
+  }
+  void insert(const UOp *u) {
+    if (2 * (live_ + tombs_ + 1) > slots_.size()) rebuild();
+    size_t i = home(u->hash);
+    while (slots_[i].node && slots_[i].node != tomb()) i = (i + 1) & mask();
+    if (slots_[i].node == tomb()) tombs_--;
+    slots_[i] = {u->hash, u};
+    live_++;
+  }
+  void erase(const UOp *u) {
+    for (size_t i = home(u->hash); slots_[i].node; i = (i + 1) & mask())
+      if (slots_[i].node == u) {
+        slots_[i].node = tomb();
+        live_--;
+        tombs_++;
+        return;
+      }
+  }
+
+ private:
+  struct Slot {
+    size_t hash = 0;
+    const UOp *node = nullptr;  // null: empty; tomb(): a dropped entry
+  };
+  static const UOp *tomb() { return reinterpret_cast<const UOp *>(alignof(UOp)); }
+  size_t mask() const { return slots_.size() - 1; }
+  // A hash's first slot: the top bits of its Fibonacci product, which every bit of the hash moves.
+  size_t home(size_t h) const { return static_cast<size_t>((h * 0x9e3779b97f4a7c15ull) >> shift_); }
+  // Four times the live entries' room (at least 1024 slots), tombstones gone: at most half full between rebuilds.
+  void rebuild() {
+    size_t n = 1024;
+    while (n < 4 * (live_ + 1)) n *= 2;
+    std::vector<Slot> old(n);
+    old.swap(slots_);
+    shift_ = 64 - std::bit_width(mask());
+    live_ = tombs_ = 0;
+    for (const Slot &s : old)
+      if (s.node && s.node != tomb()) insert(s.node);
+  }
+
+  std::vector<Slot> slots_;
+  size_t live_ = 0, tombs_ = 0;
+  int shift_ = 64;
 };
 InternTable &table() {
   static auto *t = new InternTable();  // never destroyed: UOps may outlive static destruction
@@ -106,26 +165,16 @@ UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   for (auto &s : src) h = mix(h, s->hash);
   auto &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto [lo, hi] = t.nodes.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const UOp *u = it->second;
-    if (u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg))
-      if (UOpRef live = u->weak_from_this().lock()) return live;
-  }
+  if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
   UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
-  t.nodes.emplace(h, ref.get());
+  t.insert(ref.get());
   return ref;
 }
 
 void unintern(const UOp *p) {
   auto &t = table();
   std::lock_guard<std::mutex> l(t.mu);
-  auto [a, b] = t.nodes.equal_range(p->hash);
-  for (auto it = a; it != b; ++it)
-    if (it->second == p) {
-      t.nodes.erase(it);
-      return;
-    }
+  t.erase(p);
 }
 
 UOpRef UOp::const_(DType dtype, double value) {
