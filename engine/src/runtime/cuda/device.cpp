@@ -2,8 +2,6 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -14,7 +12,7 @@
 #include "runtime/cuda/cuda.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvrtc.h"
-#include "runtime/disk_cache.h"
+#include "runtime/compile_cache.h"
 
 namespace loom::runtime::cuda {
 
@@ -65,10 +63,6 @@ class CudaProgram : public Program {
   size_t params_, buffers_;
 };
 
-struct Entry {
-  std::string key, path;
-};
-
 // A program from a cubin image; nullptr (and *error set) when the driver
 // rejects it or it lacks the kernel.
 std::shared_ptr<const Program> load_module(const std::string &cubin, const KernelSource &k, CUresult *error) {
@@ -83,37 +77,32 @@ std::shared_ptr<const Program> load_module(const std::string &cubin, const Kerne
   return std::make_shared<CudaProgram>(module, fn, k);
 }
 
-// Loads a cached kernel; nullptr when there is none, or when the entry is
-// unusable (then it is deleted and *healed set). Each cache file is the cubin
-// followed by the cache trailer (runtime/disk_cache.h), checked before use.
-std::shared_ptr<const Program> load(const Entry &e, const KernelSource &k, bool *healed) {
-  if (!std::filesystem::exists(e.path)) return nullptr;
-  if (auto cubin = read_cache_object(e.path, e.key)) {
-    CUresult error = kCudaSuccess;
-    if (auto p = load_module(*cubin, k, &error)) return p;
+// NVRTC behind the disk cache (runtime/compile_cache.h): one cubin per
+// kernel, for this GPU's architecture. NVRTC compiles are independent (no
+// context needed); modules load on the calling thread.
+class NvrtcCompiler : public KernelCompiler {
+ public:
+  explicit NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {}
+  std::string key_text(const KernelSource &k) const override {
+    return "cuda\n" + nvrtc_version() + "\n" + arch_ + "\n" + k.name + "\n" + k.source;
   }
-  std::error_code ec;
-  std::filesystem::remove(e.path, ec);  // corrupt, truncated or foreign: rebuild it
-  *healed = true;
-  return nullptr;
-}
+  const char *extension() const override { return ".cubin"; }
+  std::string build(const std::vector<const CacheEntry *> &batch) const override {
+    const KernelSource &k = *batch.at(0)->kernel;
+    const NvrtcResult r = nvrtc_compile(k.source, k.name + ".cu", arch_);
+    if (!r.ok) throw InternalError("NVRTC failed to compile " + k.name + ":\n" + r.log + "\nsource:\n" + k.source);
+    return r.cubin;
+  }
+  std::shared_ptr<const Program> load(const CacheEntry &e, const std::string &cubin, std::string &error) const override {
+    CUresult code = kCudaSuccess;
+    auto p = load_module(cubin, *e.kernel, &code);
+    if (!p) error = error_text(code);
+    return p;
+  }
 
-void build(const Entry &e, const KernelSource &k, const std::string &arch) {
-  const NvrtcResult r = nvrtc_compile(k.source, k.name + ".cu", arch);
-  if (!r.ok) throw InternalError("NVRTC failed to compile " + k.name + ":\n" + r.log + "\nsource:\n" + k.source);
-  const std::string tmp = unique_temp_path(e.path);
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << r.cubin << cache_trailer({e.key}, r.cubin);
-    if (!f) throw Error("cannot write compiled kernel " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, e.path, ec);  // atomic: readers see the old file or the whole new one
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot move a compiled kernel into " + e.path);
-  }
-}
+ private:
+  std::string arch_;
+};
 
 // Device memory rounded up to a size class: multiples of 512 bytes below
 // 16 MiB, of 2 MiB above (at most 1/8 wasted), never less than 512 so a
@@ -126,7 +115,7 @@ size_t size_class(size_t bytes) {
 
 class CudaDevice : public Device {
  public:
-  CudaDevice() : arch_(gpu().arch()) {
+  CudaDevice() : compiler_(gpu().arch()) {
     bind_context();
     std::atexit([] { exiting = true; });
   }
@@ -192,7 +181,7 @@ class CudaDevice : public Device {
     return ms;
   }
 
-  std::string cache_file(const KernelSource &kernel) override { return entry(kernel).path; }
+  std::string cache_file(const KernelSource &kernel) override { return cache_entry(compiler_, kernel).path; }
 
   // cuBLAS where it loads and makes a handle on this GPU; else generated code.
   std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
@@ -203,41 +192,11 @@ class CudaDevice : public Device {
 
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
-    std::vector<Entry> entries;
-    for (const auto &k : kernels) {
-      LOOM_CHECK(k.threads > 0, "CUDA kernel " + k.name + " has no threads per block");
-      entries.push_back(entry(k));
-    }
-    std::vector<std::shared_ptr<const Program>> out(kernels.size());
-    std::vector<size_t> misses;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      bool healed = false;
-      out[i] = load(entries[i], kernels[i], &healed);
-      stats.cache_healed += healed;
-      if (!out[i]) misses.push_back(i);
-    }
-    // NVRTC compiles are independent (no context needed); modules load here.
-    build_parallel(misses, [&](size_t i) { build(entries[i], kernels[i], arch_); });
-    for (size_t i : misses) {
-      const auto cubin = read_cache_object(entries[i].path, entries[i].key);
-      CUresult error = kCudaSuccess;
-      out[i] = cubin ? load_module(*cubin, kernels[i], &error) : nullptr;
-      if (!out[i])
-        throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it" +
-                            (cubin ? ": " + error_text(error) : std::string(": its cache file is gone")));
-      stats.compiled++;
-    }
-    return out;
+    for (const auto &k : kernels) LOOM_CHECK(k.threads > 0, "CUDA kernel " + k.name + " has no threads per block");
+    return compile_cached(compiler_, kernels, stats);
   }
 
  private:
-  Entry entry(const KernelSource &k) const {
-    Entry e;
-    e.key = hash_hex("cuda\n" + nvrtc_version() + "\n" + arch_ + "\n" + k.name + "\n" + k.source);
-    e.path = cache_dir() + "/" + e.key + ".cubin";
-    return e;
-  }
-
   // One handle in the primary context, made on first use and kept; nullptr
   // when cuBLAS is missing or cannot initialize.
   static void *cublas_handle() {
@@ -300,7 +259,7 @@ class CudaDevice : public Device {
     cached_ = 0;
   }
 
-  const std::string arch_;  // "sm_XY", the NVRTC target
+  const NvrtcCompiler compiler_;  // for this GPU's "sm_XY"
   std::mutex mu_;
   std::map<size_t, std::vector<CUdeviceptr>> free_;  // size class -> free blocks
   size_t cached_ = 0;                                // bytes in free_

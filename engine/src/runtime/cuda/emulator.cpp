@@ -3,17 +3,15 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 
 #include "loom/error.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/cuda/fibers.h"
+#include "runtime/compile_cache.h"
 #include "runtime/disk_cache.h"
 
 namespace loom::runtime::cuda {
@@ -157,55 +155,32 @@ class EmulatedProgram : public Program {
   bool synced_;
 };
 
-// The translation unit of a kernel and its cache file.
-struct Unit {
-  std::string text, key, path;
-};
-Unit unit_of(const KernelSource &k) {
-  Unit u;
-  u.text = std::string(kBuiltins) + entry_point(k);
-  u.key = hash_hex("cuda-emulator\n" + u.text);
-  u.path = cache_dir() + "/" + u.key + ".emu.so";
-  return u;
-}
+// The translation unit of a kernel: the built-ins, its source and its entry point.
+std::string unit_text(const KernelSource &k) { return std::string(kBuiltins) + entry_point(k); }
 
 bool synchronizes(const KernelSource &k) {
   return k.source.find("loom_group_fold(", k.body) != std::string::npos || k.source.find("loom_mma_", k.body) != std::string::npos;
 }
 
-// The kernel from the disk cache, built first when missing; an entry whose
-// trailer (runtime/disk_cache.h) does not match is deleted and rebuilt.
-std::shared_ptr<const Program> load_or_build(const KernelSource &k, CompileStats &stats) {
-  const Unit u = unit_of(k);
-  for (int attempt = 0; attempt < 2; attempt++) {
-    if (!std::filesystem::exists(u.path)) {
-      const std::string tmp = unique_temp_path(u.path);
-      std::ofstream(tmp + ".cpp") << u.text;
-      const ProcessResult r = run_process({"c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off",
-                                           "-w", "-o", tmp + ".so", tmp + ".cpp"});
-      std::error_code ec;
-      std::filesystem::remove(tmp + ".cpp", ec);
-      const std::optional<std::string> object = r.status == 0 ? read_file(tmp + ".so") : std::nullopt;
-      if (!object) {
-        std::filesystem::remove(tmp + ".so", ec);
-        throw InternalError("emulated CUDA kernel failed to compile:\n" + r.output + "\n" + u.text);
-      }
-      std::ofstream(tmp + ".so", std::ios::binary | std::ios::app) << cache_trailer({u.key}, *object);
-      std::filesystem::rename(tmp + ".so", u.path, ec);
-      stats.compiled++;
-    }
-    if (read_cache_object(u.path, u.key))
-      if (void *h = dlopen(u.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-        if (auto fn = reinterpret_cast<Entry>(dlsym(h, "loom_emu_entry")))
-          return std::make_shared<EmulatedProgram>(h, fn, k.blocks, k.threads, synchronizes(k));
-        dlclose(h);
-      }
-    std::error_code ec;
-    std::filesystem::remove(u.path, ec);  // corrupt, truncated or foreign: rebuild it once
-    stats.cache_healed++;
+// The host C++ compiler behind the disk cache (runtime/compile_cache.h): one
+// shared object per kernel, its entry point `loom_emu_entry`.
+class EmulatorCompiler : public KernelCompiler {
+ public:
+  std::string key_text(const KernelSource &k) const override { return "cuda-emulator\n" + unit_text(k); }
+  const char *extension() const override { return ".emu.so"; }
+  std::string build(const std::vector<const CacheEntry *> &batch) const override {
+    const CacheEntry &e = *batch.at(0);
+    return compile_shared_object({"c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off", "-w"},
+                                 {}, unit_text(*e.kernel), e.path, ".cpp", "emulated CUDA kernel failed to compile");
   }
-  throw InternalError("emulated CUDA kernel " + k.name + " unusable right after compiling it");
-}
+  std::shared_ptr<const Program> load(const CacheEntry &e, const std::string &, std::string &error) const override {
+    void *handle = nullptr;
+    void *fn = open_symbol(e.path, "loom_emu_entry", handle, error);
+    if (!fn) return nullptr;
+    const KernelSource &k = *e.kernel;
+    return std::make_shared<EmulatedProgram>(handle, reinterpret_cast<Entry>(fn), k.blocks, k.threads, synchronizes(k));
+  }
+};
 
 class Emulator : public Device {
  public:
@@ -224,7 +199,7 @@ class Emulator : public Device {
   void copy_in(void *dst, const void *host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void *host, const void *src, size_t bytes) override { std::memcpy(host, src, bytes); }
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
-  std::string cache_file(const KernelSource &k) override { return unit_of(k).path; }
+  std::string cache_file(const KernelSource &k) override { return cache_entry(compiler_, k).path; }
   std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
     static void *const handle = [] {
       void *h = nullptr;
@@ -236,20 +211,11 @@ class Emulator : public Device {
   }
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
-    std::vector<std::shared_ptr<const Program>> out(kernels.size());
-    std::mutex mu;
-    std::vector<size_t> all(kernels.size());
-    for (size_t i = 0; i < all.size(); i++) all[i] = i;
-    build_parallel(all, [&](size_t i) {
-      CompileStats s;
-      auto p = load_or_build(kernels[i], s);
-      std::lock_guard<std::mutex> l(mu);
-      out[i] = std::move(p);
-      stats.compiled += s.compiled;
-      stats.cache_healed += s.cache_healed;
-    });
-    return out;
+    return compile_cached(compiler_, kernels, stats);
   }
+
+ private:
+  EmulatorCompiler compiler_;
 };
 
 }  // namespace
