@@ -2,8 +2,6 @@
 on: devices (`to('cuda')`, `.cuda()`, `.device`), `.data`, in-place updates
 with `alpha`/`value`/`weight`, `new_*` creation, `copy.deepcopy` and pickling."""
 
-import numpy as np
-
 from . import _C
 from ._C import Tensor
 from .devices import HOST, is_device, resolve
@@ -86,8 +84,7 @@ _add, _sub = Tensor.add, Tensor.sub
 def _add_scaled(self, other, alpha):
     """self + alpha * other with one rounding for float32, as torch's fused multiply-add kernel rounds."""
     if isinstance(other, Tensor) and self.dtype == other.dtype == _dt.float32:
-        alpha32 = float(np.float32(alpha))
-        return _add(self._cast(_dt.float64), other._cast(_dt.float64) * alpha32)._cast(_dt.float32)
+        return self._add_scaled_f32(other, alpha)
     return _add(self, other * alpha)
 
 

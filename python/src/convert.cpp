@@ -37,7 +37,7 @@ Tensor operand(const Tensor &like, py::handle other) {
   if (!s)
     throw py::type_error("expected a Tensor or a number, got " +
                          py::str(py::type::handle_of(other).attr("__name__")).cast<std::string>());
-  return Tensor::full({}, *s, result_type(like.dtype(), *s));
+  return Tensor::full(like.shape(), *s, result_type(like.dtype(), *s));
 }
 
 py::dtype numpy_dtype(DType dt) {

@@ -17,8 +17,9 @@ namespace py = pybind11;
 std::optional<Scalar> to_scalar(py::handle h);
 py::object from_scalar(const Scalar &s);
 
-// A tensor or a Python number: numbers become 0-d tensors of the dtype torch
-// computes with them beside `like` (torch.result_type(like, number)).
+// A tensor or a Python number: a number becomes a tensor of `like`'s shape
+// (one broadcast runtime scalar, as the C++ scalar ops make it) of the dtype
+// torch computes with it beside `like` (torch.result_type(like, number)).
 Tensor operand(const Tensor &like, py::handle other);
 
 // numpy dtype <-> loom dtype. bfloat16 has no numpy dtype: a TypeError, as

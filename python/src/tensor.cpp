@@ -99,6 +99,13 @@ void bind_tensor(py::module_ &m) {
       .def("bitwise_not", &Tensor::bitwise_not)
       .def("bitwise_left_shift", binary([](const Tensor &a, const Tensor &b) { return a.bitwise_left_shift(b); }))
       .def("bitwise_right_shift", binary([](const Tensor &a, const Tensor &b) { return a.bitwise_right_shift(b); }))
+      // self + alpha * other with one rounding for float32, as torch's fused
+      // multiply-add kernel rounds: the product and sum in float64, alpha
+      // rounded to float32 first (one call for the shim's add/sub with alpha).
+      .def("_add_scaled_f32", [](const Tensor &a, const Tensor &b, double alpha) {
+        const double alpha32 = static_cast<float>(alpha);
+        return a.cast(DType::Float64).add(b.cast(DType::Float64).mul(alpha32)).cast(DType::Float32);
+      })
       .def("_rsub", reflected([](const Tensor &a, const Tensor &b) { return a.sub(b); }))
       .def("_rdiv", reflected([](const Tensor &a, const Tensor &b) { return a.div(b); }))
       .def("_rpow", reflected([](const Tensor &a, const Tensor &b) { return a.pow(b); }))
