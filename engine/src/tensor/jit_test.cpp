@@ -431,6 +431,23 @@ TEST(Jit, AHostReadThatChangesRaisesOnReplay) {
   }
 }
 
+// A scalar input read on the host is a host read like any other: a replay
+// whose scalar differs raises rather than reusing the captured value.
+TEST(Jit, AHostReadOfAScalarInputThatChangesRaisesOnReplay) {
+  Jit jit([](const JitArgs &a) {
+    const Tensor &x = a.tensors[0];
+    return std::vector<Tensor>{a.scalars[0].item() > 0 ? x.add(1) : x.sub(1)};
+  });
+  Tensor x = Tensor::ones({3}).realize();
+  for (int i = 0; i < 3; i++) EXPECT_EQ(values(jit({x}, {0.5})[0]), (std::vector<double>{2, 2, 2}));
+  try {
+    jit({x}, {-0.5});
+    FAIL() << "a changed host read of a scalar input must raise";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("read tensor values on the host"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Jit, AnOutputThatRequiresGradRaises) {
   Tensor w = Tensor::ones({2}).requires_grad_();
   Jit jit([&](const JitArgs &) { return std::vector<Tensor>{w.mul(2)}; });
