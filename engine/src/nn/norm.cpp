@@ -70,9 +70,20 @@ Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean
     mean = up(running_mean->detach()).reshape(bshape);
     var = up(running_var->detach()).reshape(bshape);
   }
-  Tensor y = x.sub(mean).mul(var.add(eps).rsqrt());
-  if (weight) y = y.mul(up(*weight).reshape(bshape));
-  if (bias) y = y.add(up(*bias).reshape(bshape));
+  // As torch's CPU kernel: y = x * alpha + beta, one fused multiply-add
+  // (float32's exact product and one rounding of the sum, through float64),
+  // with alpha = invstd * weight and beta = bias - mean * alpha; invstd =
+  // 1 / sqrt(var + eps) is the saved statistic in training (computed in
+  // float64, then rounded) and comes from the running variance in x's dtype
+  // in evaluation. The same roundings matter where |x * alpha| is far above
+  // |y|: a channel of (nearly) constant values, whose invstd is near
+  // 1 / sqrt(eps).
+  const Tensor invstd = training ? var.cast(DType::Float64).add(eps).rsqrt().cast(x.dtype()) : var.add(eps).rsqrt();
+  const Tensor alpha = weight ? invstd.mul(up(*weight).reshape(bshape)) : invstd;
+  const Tensor shift = mean.mul(alpha);
+  const Tensor beta = bias ? up(*bias).reshape(bshape).sub(shift) : shift.neg();
+  const DType wide = x.dtype() == DType::Float32 ? DType::Float64 : x.dtype();
+  const Tensor y = x.cast(wide).mul(alpha.cast(wide)).add(beta.cast(wide)).cast(x.dtype());
   // torch's node saves the input, the weight and the running statistics (as
   // they are after this call's update), not the bias.
   std::vector<Tensor> saved{input};
