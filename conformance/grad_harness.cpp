@@ -34,6 +34,18 @@ std::vector<Tensor> engine_leaves(const PreparedCase &c) {
   return ts;
 }
 
+// torch's gradient of input i for the case's values, every input contiguous
+// (no view steps); nullopt where torch's backward throws or gives none.
+std::optional<HostTensor> contiguous_gradient(const OpEntry &op, const PreparedCase &c, const HostTensor &w, size_t i) {
+  std::vector<reference::ChainInput> plain;
+  for (const LayoutInput &in : c.ins) plain.push_back({in.view.to_contiguous(), {}});
+  try {
+    return reference::run_backward(op.ref_op, plain, c.attrs, w).grads.at(i);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 CaseResult run_grad_case(const CaseSpec &spec) {
@@ -99,10 +111,23 @@ CaseResult run_grad_case(const CaseSpec &spec) {
     // Gradients sum over the outputs each input feeds.
     const double fan = std::max(1.0, double(want->numel()) / double(std::max<int64_t>(1, expect.numel())));
     tol.atol *= std::sqrt(fan) * 2;
-    if (auto bad = compare(got, expect, tol))
+    if (auto bad = compare(got, expect, tol)) {
+      // torch's CPU kernels are not always right: where its gradient for this
+      // layout differs from its gradient for the same values laid out
+      // contiguously, and the engine's matches the latter, torch's layout path
+      // is at fault (a grouped conv2d with a channels_last weight over an input
+      // with odd size-1 strides is one, in libtorch 1.13). Not for movement
+      // ops, whose results depend on the layout's storage.
+      const std::optional<HostTensor> plain = op.view_op ? std::nullopt : contiguous_gradient(op, c, w, i);
+      if (plain && compare(*plain, expect, tol) && !compare(got, *plain, tol)) {
+        r.summary = "torch's gradient of input " + std::to_string(i) +
+                    " depends on the inputs' layout; the engine's matches torch's for contiguous inputs";
+        continue;
+      }
       return failed(header + "\n  torch's gradient of input " + std::to_string(i) + " " + values_str(expect) +
                         "\n  engine's gradient " + values_str(got),
                     "gradient of input " + std::to_string(i) + ": " + *bad);
+    }
   }
   return r;
 }
