@@ -66,8 +66,10 @@ struct Division {
   UOpRef a, b, q, r;
 };
 Division divide(const Tensor &x, const Tensor &y, DType dt, const char *op) {
-  if (dt != DType::Bool) check_no_zero(y, op);
   auto [ua, ub] = broadcast_pair(x, y, op);
+  // torch's kernel sees the divisor only where the broadcast result has
+  // elements: an empty result divides by nothing.
+  if (dt != DType::Bool && shape::prod(shape_of(ua)) > 0) check_no_zero(y, op);
   Division d;
   d.a = cast_to(ua, dt);
   d.b = cast_to(ub, dt);
