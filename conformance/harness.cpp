@@ -62,7 +62,10 @@ Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::ve
   if (op.reduction && !inputs.empty() && want.numel() > 0) {
     const double count = std::max<double>(1, op.reduced_per_output ? op.reduced_per_output(inputs)
                                                                     : double(inputs[0].numel()) / double(want.numel()));
-    tol.atol *= std::sqrt(count) * std::max(1.0, max_abs(inputs));
+    const double magnitude = op.sum_of_products && inputs.size() >= 2
+                                 ? std::max(1.0, max_abs({inputs[0]})) * std::max(1.0, max_abs({inputs[1]}))
+                                 : std::max(1.0, max_abs(inputs));
+    tol.atol *= std::sqrt(count) * magnitude;
   }
   return tol;
 }

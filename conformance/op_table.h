@@ -70,6 +70,9 @@ struct OpEntry {
   // Elements reduced per output where it is not the first input's size over
   // the output's (a matmul: its inner dim, whatever the batch broadcasts to).
   std::function<double(const std::vector<HostTensor> &inputs)> reduced_per_output;
+  // The terms reduced are products of inputs 0 and 1 (matmul, linear, conv):
+  // atol grows with both inputs' magnitudes, not the larger one's.
+  bool sum_of_products = false;
   double tol_scale = 1;     // multiplies the dtype's default tolerance
   // Movement ops: the reference replays the input's layout steps and then this op
   // in torch, so as_strided addresses the storage torch would have (copies included).

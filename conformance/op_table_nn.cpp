@@ -453,6 +453,7 @@ void add_nn_ops(std::vector<OpEntry> &t) {
   mm.shape_fn = matmul_shapes();
   mm.reduction = true;
   mm.reduced_per_output = [](const std::vector<HostTensor> &x) { return static_cast<double>(x[0].shape.back()); };
+  mm.sum_of_products = true;
   t.push_back(mm);
 
   for (int bias = 0; bias < 2; ++bias) {
@@ -461,6 +462,8 @@ void add_nn_ops(std::vector<OpEntry> &t) {
     lin.dtypes = dtypes::no_bool;
     lin.shape_fn = linear_shapes(bias);
     lin.reduction = true;
+    lin.reduced_per_output = [](const std::vector<HostTensor> &x) { return static_cast<double>(x[0].shape.back()); };
+    lin.sum_of_products = true;
     t.push_back(lin);
 
     OpEntry conv = nn_entry(bias ? "conv2d" : "conv2d_nobias", "conv2d", 2 + bias, conv_engine);
@@ -468,6 +471,11 @@ void add_nn_ops(std::vector<OpEntry> &t) {
     conv.shape_fn = conv_shapes(bias);
     conv.attrs = conv_attrs;
     conv.reduction = true;
+    // Per output: C/groups * kh * kw products, the weight's elements per output channel.
+    conv.reduced_per_output = [](const std::vector<HostTensor> &x) {
+      return static_cast<double>(x[1].numel()) / static_cast<double>(std::max<int64_t>(1, x[1].shape[0]));
+    };
+    conv.sum_of_products = true;
     t.push_back(conv);
   }
 
