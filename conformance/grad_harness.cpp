@@ -105,7 +105,7 @@ CaseResult run_grad_case(const CaseSpec &spec) {
       HostTensor z = HostTensor::contiguous(got.dtype, c.views[i].shape);
       return z;
     }();
-    Tolerance tol = tolerance_for(op, expect, c.views);
+    Tolerance tol = tolerance_for(op, expect, c.views, c.attrs);
     tol.rtol *= op.grad_tol_scale;
     tol.atol *= op.grad_tol_scale;
     // Gradients sum over the outputs each input feeds.

@@ -55,7 +55,8 @@ double max_abs(const std::vector<HostTensor> &xs) {
 
 }  // namespace
 
-Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs) {
+Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs,
+                        const Attrs &attrs) {
   Tolerance tol = default_tolerance(want.dtype);
   tol.rtol *= op.tol_scale;
   tol.atol *= op.tol_scale;
@@ -66,6 +67,11 @@ Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::ve
                                  ? std::max(1.0, max_abs({inputs[0]})) * std::max(1.0, max_abs({inputs[1]}))
                                  : std::max(1.0, max_abs(inputs));
     tol.atol *= std::sqrt(count) * magnitude;
+  }
+  if (op.cancelled_terms && !inputs.empty()) {
+    // A few roundings of the cancelled terms, in the precision they are computed in.
+    const double unit = want.dtype == DType::Float64 ? 0x1p-52 : 0x1p-23;
+    tol.atol += 4 * unit * op.cancelled_terms(inputs, attrs);
   }
   return tol;
 }
@@ -235,7 +241,7 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
   if (!got) return fail("the engine threw: " + eng_error);
   std::optional<std::string> bad;
   if (op.check == Check::Values) {
-    bad = compare(*got, *want, tolerance_for(op, *want, views));
+    bad = compare(*got, *want, tolerance_for(op, *want, views, attrs));
   } else if (op.check == Check::ShapeDtype) {
     if (got->shape != want->shape || got->dtype != want->dtype)
       bad = std::string("expected ") + dtype_name(want->dtype) + " " + shape_str(want->shape) + ", got " +

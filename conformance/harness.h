@@ -69,7 +69,8 @@ CaseResult probe_torch_gradient(const CaseSpec &spec);
 CaseResult run_finite_difference_case(const CaseSpec &spec);
 
 // Tolerance for comparing an op's result (or gradient) given its inputs.
-Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs);
+Tolerance tolerance_for(const OpEntry &op, const HostTensor &want, const std::vector<HostTensor> &inputs,
+                        const Attrs &attrs);
 std::string first_line(const std::string &s);
 
 // Runs `cases` once as a rehearsal (backends::compile_ahead: kernels gathered,

@@ -73,6 +73,11 @@ struct OpEntry {
   // The terms reduced are products of inputs 0 and 1 (matmul, linear, conv):
   // atol grows with both inputs' magnitudes, not the larger one's.
   bool sum_of_products = false;
+  // Where the result cancels large terms (batch_norm's x * alpha + beta with
+  // alpha = weight / sqrt(var + eps), large for a channel of near-constant
+  // values): the size of those terms, so that atol covers a rounding of them
+  // (torch's own mean, summed in another order, is an ulp off).
+  std::function<double(const std::vector<HostTensor> &inputs, const Attrs &attrs)> cancelled_terms;
   double tol_scale = 1;     // multiplies the dtype's default tolerance
   // Movement ops: the reference replays the input's layout steps and then this op
   // in torch, so as_strided addresses the storage torch would have (copies included).

@@ -198,6 +198,33 @@ Attrs batch_norm_attrs(const CaseContext &c, Rng &rng) {
       .set_double("eps", rng.pick(std::vector<double>{1e-5, 1e-3, 0.5}));
 }
 
+// max over channels of |x| * |weight| / sqrt(var + eps): the size of x * alpha
+// in torch's y = x * alpha + beta (the batch's variance in training, the
+// running one in evaluation).
+double batch_norm_terms(const std::vector<HostTensor> &x, const Attrs &a) {
+  const HostTensor &in = x[0];
+  const int64_t c = in.shape[1], inner = in.numel() / std::max<int64_t>(1, in.shape[0] * c);
+  std::vector<double> sum(static_cast<size_t>(c)), sq(static_cast<size_t>(c)), big(static_cast<size_t>(c));
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    const auto ch = static_cast<size_t>(i / std::max<int64_t>(1, inner) % c);
+    const double v = in.get(i);
+    sum[ch] += v;
+    sq[ch] += v * v;
+    big[ch] = std::max(big[ch], std::fabs(v));
+  }
+  const double per_channel = static_cast<double>(in.numel()) / static_cast<double>(std::max<int64_t>(1, c));
+  const std::vector<int64_t> running_var = a.get_ints("running_var");
+  double m = 0;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const auto k = static_cast<size_t>(ch);
+    const double mean = sum[k] / per_channel;
+    const double var = a.get_bool("training") ? std::max(0.0, sq[k] / per_channel - mean * mean)
+                                              : static_cast<double>(running_var[k]) / 4;
+    m = std::max(m, big[k] * std::fabs(x[1].get(ch)) / std::sqrt(var + a.get_double("eps")));
+  }
+  return m;
+}
+
 // The running statistics are buffers the call updates in place (training).
 Tensor batch_norm_engine(const std::vector<Tensor> &x, const Attrs &a, int result) {
   Tensor rm = quarters(a, "running_mean", x[0].dtype()), rv = quarters(a, "running_var", x[0].dtype());
@@ -512,6 +539,7 @@ void add_nn_ops(std::vector<OpEntry> &t) {
     bn.attrs = batch_norm_attrs;
     bn.reduction = true;
     bn.backward = result == 0;  // the running statistics are buffers
+    if (result == 0) bn.cancelled_terms = batch_norm_terms;
     t.push_back(bn);
   }
 
