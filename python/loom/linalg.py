@@ -20,7 +20,7 @@ def eigh(A, UPLO="L"):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.eigh: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.ndim >= 2 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
-    if str(A.dtype) not in ("loom.float32", "loom.float64"):
+    if A.dtype not in (_C.dtype.float32, _C.dtype.float64):
         raise RuntimeError(f"linalg.eigh: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if A.requires_grad and _C.is_grad_enabled():
         raise NotImplementedError("loom.linalg.eigh does not compute gradients (call it under no_grad)")

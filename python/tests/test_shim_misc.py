@@ -144,3 +144,36 @@ def test_unsupported_api_raises_not_implemented_naming_it():
     assert not hasattr(lt, "fft") and getattr(lt.backends, "xnnpack", None) is None
     with pytest.raises(AttributeError):
         lt.__wrapped__  # dunder probes stay AttributeErrors for the import machinery
+
+
+def test_dtypes_print_as_torchs():
+    for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"):
+        want, got = getattr(torch, name), getattr(lt, name)
+        assert (str(got), repr(got), f"{got}") == (str(want), repr(want), f"{want}")
+    assert str(lt.zeros(2).dtype) == "torch.float32"
+
+
+@pytest.mark.parametrize("method", ["register_buffer", "register_parameter", "add_module"])
+@pytest.mark.parametrize("name", ["a.b", "", 5, "ok"])
+def test_registered_names_are_checked_as_torch_checks_them(method, name):
+    def attempt(t):
+        value = {"register_buffer": lambda: t.zeros(1), "register_parameter": lambda: None,
+                 "add_module": lambda: t.nn.Identity()}[method]()
+        try:
+            getattr(t.nn.Module(), method)(name, value)
+            return None
+        except Exception as e:  # the type and message are what is compared
+            return type(e).__name__, str(e)
+    assert attempt(lt) == attempt(torch)
+
+
+def test_grad_of_an_unused_input_is_none_with_allow_unused():
+    def grads(t):
+        x = t.ones(2, requires_grad=True)
+        y = t.ones(2, requires_grad=True)
+        return t.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+    want, got = grads(torch), grads(lt)
+    assert got[1] is None and want[1] is None
+    np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        lt.autograd.grad((lt.ones(2, requires_grad=True) * 2).sum(), [lt.ones(2, requires_grad=True)])

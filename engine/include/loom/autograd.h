@@ -33,9 +33,11 @@ class NoGradGuard : public GradModeGuard {
 
 // torch.autograd.grad: d(sum of outputs[i] * grad_outputs[i]) / d(inputs[j]).
 // grad_outputs may be empty (each output must then have one element). An input
-// the outputs do not depend on raises unless allow_unused, which gives zeros.
-// Nothing is accumulated into .grad.
+// the outputs do not depend on raises unless allow_unused, which gives zeros
+// (and, when `used` is given, false at its position: torch's Python API
+// returns None there). Nothing is accumulated into .grad.
 std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
-                         const std::vector<Tensor> &grad_outputs = {}, bool allow_unused = false);
+                         const std::vector<Tensor> &grad_outputs = {}, bool allow_unused = false,
+                         std::vector<bool> *used = nullptr);
 
 }  // namespace loom::autograd

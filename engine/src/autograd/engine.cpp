@@ -217,7 +217,7 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
 }  // namespace
 
 std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
-                         const std::vector<Tensor> &grad_outputs, bool allow_unused) {
+                         const std::vector<Tensor> &grad_outputs, bool allow_unused, std::vector<bool> *used) {
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
     throw Error("grad: got " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
                 std::to_string(outputs.size()) + " outputs");
@@ -226,8 +226,10 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
       throw Error("One of the differentiated Tensors (input " + std::to_string(i) + ") does not require grad");
   auto grads = run_backward(outputs, grad_outputs);
   std::vector<Tensor> result;
+  if (used) used->assign(inputs.size(), true);
   for (size_t i = 0; i < inputs.size(); i++) {
     const Tensor *g = grads.find(edge_of(inputs[i]).key());
+    if (!g && used) (*used)[i] = false;
     if (!g && !allow_unused)
       throw Error("One of the differentiated Tensors (input " + std::to_string(i) +
                   ") appears to not have been used in the graph. Set allow_unused=True if this is the desired "

@@ -1,8 +1,12 @@
 """torch.Tensor on loom: the loom Tensor, with a missing method reported as
 NotImplementedError naming it (e.g. "torch.Tensor.to_sparse is not supported by
-loom") instead of a bare AttributeError."""
-from loom import Tensor
+loom") instead of a bare AttributeError. Under the shim, dtypes print as torch
+prints them (`torch.float32`): scripts print, log and compare these strings."""
+from loom import Tensor, dtype
 from loom.shim import UnsupportedError
+
+_DTYPE_NAMES = {v: k for k, v in dtype.__members__.items()}
+dtype.__repr__ = dtype.__str__ = lambda self: "torch." + _DTYPE_NAMES[self]
 
 
 def _missing(self, name):

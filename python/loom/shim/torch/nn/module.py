@@ -97,7 +97,18 @@ class Module:
         return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) | set(self._modules))
 
     # ---- registration
+    @staticmethod
+    def _check_name(name, what):
+        """torch's checks of a registered name."""
+        if not isinstance(name, str):
+            raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{what} name can\'t contain "."' + (f", got: {name}" if what == "module" else ""))
+        if name == "":
+            raise KeyError(f'{what} name can\'t be empty string ""')
+
     def register_parameter(self, name, param):
+        self._check_name(name, "parameter")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
@@ -105,6 +116,7 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
+        self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -116,6 +128,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
+        self._check_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._forget(name)
