@@ -16,15 +16,24 @@ namespace loom::runtime {
 
 namespace {
 
+// The program in e's cache file, its trailer checked; nullptr, with `error`
+// set, when the file is missing or unusable.
+std::shared_ptr<const Program> open_entry(const KernelCompiler &c, const CacheEntry &e, std::string &error) {
+  const std::optional<std::string> object = read_cache_object(e.path, e.key);
+  if (!object) {
+    error = "its cache file is missing or does not match";
+    return nullptr;
+  }
+  return c.load(e, *object, error);
+}
+
 // The program in e's cache file; nullptr when there is none, or when the file
 // is unusable (corrupt, truncated, another compiler's): then it is deleted so
 // that it is built again, and *healed is set.
 std::shared_ptr<const Program> load_entry(const KernelCompiler &c, const CacheEntry &e, bool *healed) {
   if (!std::filesystem::exists(e.path)) return nullptr;
-  if (const std::optional<std::string> object = read_cache_object(e.path, e.key)) {
-    std::string error;
-    if (auto p = c.load(e, *object, error)) return p;
-  }
+  std::string error;
+  if (auto p = open_entry(c, e, error)) return p;
   std::error_code ec;
   std::filesystem::remove(e.path, ec);
   *healed = true;
@@ -138,15 +147,9 @@ std::vector<std::shared_ptr<const Program>> compile_cached(const KernelCompiler 
   }
   build_misses(c, entries, misses);
   for (size_t i : misses) {
-    const std::optional<std::string> object = read_cache_object(entries[i].path, entries[i].key);
-    std::string error = "its cache file is gone";
-    if (object) {
-      error.clear();
-      out[i] = c.load(entries[i], *object, error);
-    }
-    if (!out[i])
-      throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it" +
-                          (error.empty() ? std::string() : ": " + error));
+    std::string error;
+    out[i] = open_entry(c, entries[i], error);
+    if (!out[i]) throw InternalError("kernel " + kernels[i].name + " unusable right after compiling it: " + error);
     stats.compiled++;
   }
   return out;

@@ -4,8 +4,8 @@ loom") instead of a bare AttributeError. Under the shim, dtypes print as torch
 prints them (`torch.float32`): scripts print, log and compare these strings."""
 from loom import Tensor, dtype
 from loom.shim import UnsupportedError
+from loom.tensor import _DTYPE_NAMES
 
-_DTYPE_NAMES = {v: k for k, v in dtype.__members__.items()}
 dtype.__repr__ = dtype.__str__ = lambda self: "torch." + _DTYPE_NAMES[self]
 
 
