@@ -48,6 +48,7 @@ const std::vector<OpEntry> &op_table() {
     add_integer_ops(t);
     add_nn_ops(t);
     add_index_ops(t);
+    add_index_put_ops(t);
     std::set<std::string> names;
     for (const OpEntry &e : t)
       if (!names.insert(e.name).second) throw std::logic_error("op table: duplicate entry " + e.name);

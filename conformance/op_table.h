@@ -105,6 +105,7 @@ void add_random_ops(std::vector<OpEntry> &t);   // op_table_random.cpp
 void add_integer_ops(std::vector<OpEntry> &t);  // op_table_integer.cpp
 void add_nn_ops(std::vector<OpEntry> &t);       // op_table_nn.cpp: linear algebra, conv, pools, norms, activations, losses
 void add_index_ops(std::vector<OpEntry> &t);    // op_table_index.cpp: indexing, shaping, scans, order, statistics
+void add_index_put_ops(std::vector<OpEntry> &t);  // op_table_index_put.cpp: index lists, index_put
 
 // Shared dtype sets and helpers for the table parts.
 namespace dtypes {

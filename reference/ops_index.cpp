@@ -44,6 +44,21 @@ c10::OptionalIntArrayRef opt_dims(const Attrs &a, std::vector<int64_t> &hold) {
   return c10::IntArrayRef(hold);
 }
 
+// torch's index list for inputs 1.. placed at the dims attr "dims" names (a
+// bool mask covers its ndim dims), the dims between taken whole.
+c10::List<c10::optional<at::Tensor>> index_list(const TorchArgs &x, const Attrs &a) {
+  c10::List<c10::optional<at::Tensor>> idx;
+  const std::vector<int64_t> &dims = a.get_ints("dims");
+  int64_t at_dim = 0;
+  for (size_t j = 0; j < dims.size(); j++) {
+    for (; at_dim < dims[j]; at_dim++) idx.push_back(c10::nullopt);
+    const at::Tensor &ix = x.at(1 + j);
+    idx.push_back(ix);
+    at_dim += ix.scalar_type() == at::kBool ? ix.dim() : 1;
+  }
+  return idx;
+}
+
 }  // namespace
 
 void add_index_ops(OpMap &t) {
@@ -64,6 +79,12 @@ void add_index_ops(OpMap &t) {
     for (int64_t i = 0; i < d; i++) idx.push_back(c10::nullopt);
     idx.push_back(x.at(1));
     return x.at(0).index(idx);
+  };
+  // Lists of indices: inputs self, the index tensors, then (index_put) the
+  // values; attr "dims" gives the dim each index tensor starts at.
+  t["index_list"] = [](const TorchArgs &x, const Attrs &a) { return x.at(0).index(index_list(x, a)); };
+  t["index_put"] = [](const TorchArgs &x, const Attrs &a) {
+    return at::index_put(x.at(0), index_list(x, a), x.at(1 + a.get_ints("dims").size()), a.get_int("accumulate") != 0);
   };
   t["masked_fill"] = [](const TorchArgs &x, const Attrs &a) {
     return at::masked_fill(x.at(0), x.at(1), to_torch_scalar(a.get_scalar("value")));

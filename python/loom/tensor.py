@@ -247,8 +247,10 @@ def _consumed(it):
     return 1
 
 
-def _apply_index(self, idx):
-    """Basic indexing (ints, slices, None, ...) gives a view; one tensor index gives a copy."""
+def _split_index(self, idx):
+    """The view that an index's ints, slices, None and ... select, and the index list
+    (one entry per dim of that view: None or a tensor, a mask spanning its ndim dims)
+    that its tensors leave for advanced indexing; None when it has no tensor."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     if sum(1 for it in idx if it is Ellipsis) > 1:
@@ -257,14 +259,14 @@ def _apply_index(self, idx):
     specified = sum(_consumed(it) for it in idx)
     if specified > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    if sum(1 for it in idx if isinstance(it, Tensor)) > 1:
-        raise NotImplementedError("indexing with more than one tensor index is not supported by loom")
-    out, dim = self, 0
+    out, dim, listing = self, 0, []
     for it in idx:
         if it is None:
             out = out.unsqueeze(dim)
+            listing.append(None)
             dim += 1
         elif it is Ellipsis:
+            listing += [None] * (self.ndim - specified)
             dim += self.ndim - specified
         elif _is_int(it):
             size = out.shape[dim]
@@ -277,33 +279,69 @@ def _apply_index(self, idx):
             if step <= 0:
                 raise ValueError("step must be greater than zero")
             out = out.slice(dim, it.start, it.stop, step)
+            listing.append(None)
             dim += 1
         elif isinstance(it, Tensor):
-            out = out._index(dim, it)
-            dim += 1 if it.dtype == _dt.bool else it.ndim
+            listing.append(it)
+            dim += _consumed(it)
         elif isinstance(it, bool):
             raise NotImplementedError("indexing with a Python bool is not supported by loom")
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are "
                              f"valid indices (got {type(it).__name__})")
-    return out
+    return out, (listing if any(isinstance(e, Tensor) for e in listing) else None)
+
+
+def _apply_index(self, idx):
+    """Basic indexing (ints, slices, None, ...) gives a view; tensor indices give a copy."""
+    view, listing = _split_index(self, idx)
+    return view if listing is None else view._index_list(listing)
 
 
 Tensor.__getitem__ = _apply_index
 
 
+def _lone_mask(view, listing):
+    """The bool mask of an index list that holds only it, shaped to broadcast over
+    the view (so that a number can be written with masked_fill); else None."""
+    tensors = [(d, e) for d, e in enumerate(listing) if isinstance(e, Tensor)]
+    if len(tensors) != 1 or tensors[0][1].dtype != _dt.bool or tensors[0][1].ndim == 0:
+        return None
+    at, mask = tensors[0]
+    covered = list(view.shape[at:at + mask.ndim])
+    for j, (m, s) in enumerate(zip(mask.shape, covered)):
+        if m != s:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape of the "
+                             f"indexed tensor {list(view.shape)} at index {at + j}")
+    return mask.reshape([1] * at + list(mask.shape) + [1] * (view.ndim - at - mask.ndim))
+
+
 @_method("__setitem__")
 def _setitem(self, idx, value):
-    keys = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(k, (Tensor, list)) for k in keys):
-        mask = keys[0] if len(keys) == 1 else None
-        if isinstance(mask, Tensor) and mask.dtype == _dt.bool and not isinstance(value, Tensor):
-            self._assign(self.masked_fill(mask, value))
+    view, listing = _split_index(self, idx)
+    if listing is None:
+        view._assign(value if isinstance(value, Tensor) else _C.full([], value, None))
+        return
+    if not isinstance(value, Tensor):
+        mask = _lone_mask(view, listing)
+        if mask is not None:  # no host read of the mask
+            view._assign(view.masked_fill(mask, value))
             return
-        raise NotImplementedError("assignment through a tensor index is supported by loom only for a bool mask "
-                                  "and a number")
-    view = _apply_index(self, idx)
-    view._assign(value if isinstance(value, Tensor) else _C.full([], value, None))
+        value = _C.full([], value, view.dtype)
+    view._check_in_place([value])
+    view._assign(view._index_put(listing, value, False))
+
+
+@_method("index_put")
+def index_put(self, indices, values, accumulate=False):
+    return self._index_put(list(indices), values, accumulate)
+
+
+@_method("index_put_")
+def index_put_(self, indices, values, accumulate=False):
+    self._check_in_place([values] + [i for i in indices if isinstance(i, Tensor)])
+    self._assign(self._index_put(list(indices), values, accumulate))
+    return self
 
 
 # ---- printing

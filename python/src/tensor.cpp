@@ -173,7 +173,9 @@ void bind_tensor(py::module_ &m) {
       .def("scatter", &Tensor::scatter, py::arg("dim"), py::arg("index"), py::arg("src"))
       .def("scatter_add", &Tensor::scatter_add, py::arg("dim"), py::arg("index"), py::arg("src"))
       .def("index_select", &Tensor::index_select, py::arg("dim"), py::arg("index"))
-      .def("_index", &Tensor::index)
+      .def("_index_list", static_cast<Tensor (Tensor::*)(const std::vector<std::optional<Tensor>> &) const>(
+                              &Tensor::index))
+      .def("_index_put", &Tensor::index_put, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false)
       .def("masked_fill", &Tensor::masked_fill, py::arg("mask"), py::arg("value"))
       .def("masked_select", &Tensor::masked_select, py::arg("mask"))
       .def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1)

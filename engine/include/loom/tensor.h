@@ -166,6 +166,16 @@ class Tensor {
   // (negative values count from the end); a bool mask covers dims
   // [dim, dim + mask.ndim()), which become one holding the selected elements.
   Tensor index(int64_t dim, const Tensor &index) const;
+  // torch's advanced indexing, x[i, :, j]: indices[k] indexes the next dim (a
+  // bool mask the next mask.ndim() dims; std::nullopt takes the dim whole).
+  // The index tensors broadcast together; their shape replaces the indexed
+  // dims where those are adjacent, else comes first.
+  Tensor index(const std::vector<std::optional<Tensor>> &indices) const;
+  // torch.index_put (out of place): values (this dtype, broadcast to
+  // index(indices)'s shape) stored at those places; accumulate adds them,
+  // every duplicate included, else the last duplicate wins.
+  Tensor index_put(const std::vector<std::optional<Tensor>> &indices, const Tensor &values,
+                   bool accumulate = false) const;
   Tensor masked_fill(const Tensor &mask, Scalar value) const;  // mask: bool, broadcasts
   Tensor masked_select(const Tensor &mask) const;  // 1-d; realizes the mask to count
   Tensor one_hot(int64_t num_classes = -1) const;  // int64 input; -1: max + 1

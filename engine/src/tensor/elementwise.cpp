@@ -29,6 +29,12 @@ DType result_type(const Tensor &a, const Tensor &b) {
   return promote_types(*dim, *zero);
 }
 
+std::string list_str(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 Shape broadcast_shapes(const Shape &sa, const Shape &sb, const char *op) {
   size_t n = std::max(sa.size(), sb.size());
   Shape out(n);

@@ -1,9 +1,10 @@
 // Indexing ops. gather, index_select, index, masked_select and embedding-style
 // lookups are indexed loads (a GATHER node: O(output) loads, the address read
-// from the index). scatter and scatter_add are still one-hot selects: the index
-// compared with arange(n) along a new axis, O(index * n) work. Index values
-// are checked after realizing the index (torch checks them when its kernel
-// runs); the kernel reads 0 for an index out of range, never outside memory.
+// from the index); scatter and scatter_add are indexed stores (a WRITE node:
+// a copy of self, then O(index) stores). Lists of indices and index_put are
+// in advanced_index.cpp. Index values are checked after realizing the index
+// (torch checks them when its kernel runs); the kernel reads 0 for an index
+// out of range, never outside memory.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,12 +18,6 @@ namespace loom {
 using namespace tensor;
 
 namespace {
-
-std::string list_str(const Shape &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 Tensor narrow_to(const Tensor &t, const Shape &s) {
   std::vector<std::pair<int64_t, int64_t>> b;

@@ -19,12 +19,6 @@ Tensor narrow(const Tensor &t, int64_t dim, int64_t begin, int64_t end) {
   return t.shrink(b);
 }
 
-std::string list_str(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // torch.cat promotes its inputs to one dtype.
 DType promoted(const std::vector<Tensor> &ts) {
   Tensor acc = ts[0];
