@@ -1,5 +1,5 @@
-// Integer semantics: floor division and remainder (rounding toward -inf),
-// bitwise ops and shifts, and wrap-around of add/mul over full-range values.
+// Integer semantics: floor division, remainder (rounding toward -inf) and fmod
+// (toward zero), bitwise ops and shifts, and wrap-around of add/mul over full-range values.
 #include "op_table.h"
 
 namespace loom::conformance {
@@ -57,6 +57,8 @@ void add_integer_ops(std::vector<OpEntry> &t) {
   t.push_back(binary_int("floor_divide", "floor_divide", &Tensor::floor_divide, numbers, division_domain));
   t.push_back(binary_int("remainder", "remainder", &Tensor::remainder, numbers, division_domain));
   t.back().backward = true;  // torch differentiates remainder (not floor_divide)
+  t.push_back(binary_int("fmod", "fmod", &Tensor::fmod, numbers, division_domain));
+  t.back().backward = true;
   auto bits_domain = [](DType dt, int, const Attrs &) { return full_range(dt); };
   t.push_back(binary_int("bitwise_and", "bitwise_and", &Tensor::bitwise_and, ints_bool, bits_domain));
   t.push_back(binary_int("bitwise_or", "bitwise_or", &Tensor::bitwise_or, ints_bool, bits_domain));

@@ -247,6 +247,7 @@ const OpMap &ops() {
     t["logical_or"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::logical_or(a, b); }, nullptr);
     t["floor_divide"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::floor_divide(a, b); }, nullptr);
     t["remainder"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::remainder(a, b); }, nullptr);
+    t["fmod"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::fmod(a, b); }, nullptr);
     t["bitwise_and"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_and(a, b); }, nullptr);
     t["bitwise_or"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_or(a, b); }, nullptr);
     t["bitwise_xor"] = binary([](const at::Tensor &a, const at::Tensor &b) { return at::bitwise_xor(a, b); }, nullptr);

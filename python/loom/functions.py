@@ -4,7 +4,7 @@ from ._C import Tensor
 
 _METHODS = (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-    "logical_or", "logical_not", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "logical_or", "logical_not", "floor_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf",
     "clamp", "matmul", "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
     "cumsum", "cumprod", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",

@@ -213,7 +213,7 @@ def _inplace(name):
 
 
 for _name in ("add", "sub", "mul", "div", "pow", "clamp", "neg", "abs", "exp", "log", "sqrt", "sigmoid", "tanh",
-              "relu", "masked_fill", "floor_divide", "remainder"):
+              "relu", "masked_fill", "floor_divide", "remainder", "fmod"):
     setattr(Tensor, _name + "_", _inplace(_name))
 
 

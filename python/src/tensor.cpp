@@ -93,6 +93,7 @@ void bind_tensor(py::module_ &m) {
       .def("logical_not", &Tensor::logical_not)
       .def("floor_divide", binary([](const Tensor &a, const Tensor &b) { return a.floor_divide(b); }))
       .def("remainder", binary([](const Tensor &a, const Tensor &b) { return a.remainder(b); }))
+      .def("fmod", binary([](const Tensor &a, const Tensor &b) { return a.fmod(b); }))
       .def("bitwise_and", binary([](const Tensor &a, const Tensor &b) { return a.bitwise_and(b); }))
       .def("bitwise_or", binary([](const Tensor &a, const Tensor &b) { return a.bitwise_or(b); }))
       .def("bitwise_xor", binary([](const Tensor &a, const Tensor &b) { return a.bitwise_xor(b); }))

@@ -126,6 +126,7 @@ class Tensor {
   // floating tensors; the bitwise ops and shifts raise a TypeError for them.
   Tensor floor_divide(const Tensor &o) const;  // rounds toward -inf; an integer x // 0 raises
   Tensor remainder(const Tensor &o) const;     // takes the divisor's sign; an integer x % 0 raises
+  Tensor fmod(const Tensor &o) const;          // C's fmod: takes the dividend's sign; an integer x % 0 raises
   Tensor bitwise_and(const Tensor &o) const;
   Tensor bitwise_or(const Tensor &o) const;
   Tensor bitwise_xor(const Tensor &o) const;

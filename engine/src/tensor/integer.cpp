@@ -21,6 +21,16 @@ Tensor float_remainder(const Tensor &a, const Tensor &b) {
   return fix.where(mod.add(b), mod);
 }
 
+// C's fmod: the remainder of a / b rounded toward zero, in the dividend's sign.
+Tensor float_fmod(const Tensor &a, const Tensor &b) { return make_tensor(alu(Op::Mod, a.uop(), b.uop())); }
+
+// a / b rounded toward zero (floating).
+Tensor truncated_quotient(const Tensor &a, const Tensor &b) {
+  const Tensor q = a.div(b);
+  const Tensor down = make_tensor(alu(Op::Floor, q.uop())), up = make_tensor(alu(Op::Floor, q.neg().uop())).neg();
+  return q.lt(Tensor::zeros({}, q.dtype())).where(up, down);
+}
+
 // torch's floating floor division (div_floor): (a - fmod(a, b)) / b, one
 // less where the remainder's sign differs, rounded to the nearest integer;
 // a signed zero for a zero quotient, and a / b for a zero divisor.
@@ -118,6 +128,20 @@ Tensor Tensor::remainder(const Tensor &o) const {
         });
   Division d = divide(*this, o, dt, "remainder");
   return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Add, d.r, d.b), d.r));
+}
+
+Tensor Tensor::fmod(const Tensor &o) const {
+  DType dt = result_type(*this, o);
+  if (dt == DType::Bool) unsupported_dtype("fmod", dt);
+  if (is_float(dt))
+    return autograd::apply(
+        "FmodBackward", {*this, o}, [&] { return floating(*this, o, dt, float_fmod, "fmod"); },
+        // torch: self gets grad, other gets -grad * trunc(self / other).
+        [a = autograd::Saved(*this, "FmodBackward", o.requires_grad()),
+         b = autograd::Saved(o, "FmodBackward", o.requires_grad())](const Tensor &g, const Tensor &) {
+          return autograd::Grads{g, g.neg().mul(truncated_quotient(a.get(), b.get()))};
+        });
+  return make_tensor(divide(*this, o, dt, "fmod").r);
 }
 
 Tensor Tensor::bitwise_and(const Tensor &o) const { return bitwise(*this, o, Op::And, "bitwise_and"); }
