@@ -62,4 +62,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = [grad_outputs]
     if create_graph:
         raise NotImplementedError("torch.autograd.grad(create_graph=True) is not supported by loom")
-    return tuple(_C.grad(outputs, inputs, list(grad_outputs), allow_unused))
+    return tuple(_C.grad(outputs, inputs, list(grad_outputs), allow_unused, bool(retain_graph)))

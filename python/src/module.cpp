@@ -48,14 +48,14 @@ void bind_autograd(py::module_ &m) {
   m.def("set_grad_enabled", &autograd::set_grad_enabled, py::arg("mode"));
   // torch.autograd.grad: None for an input the outputs do not depend on (allow_unused).
   m.def("grad", [](const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
-                   const std::vector<Tensor> &grad_outputs, bool allow_unused) {
+                   const std::vector<Tensor> &grad_outputs, bool allow_unused, bool retain_graph) {
     std::vector<bool> used;
-    const std::vector<Tensor> grads = autograd::grad(outputs, inputs, grad_outputs, allow_unused, &used);
+    const std::vector<Tensor> grads = autograd::grad(outputs, inputs, grad_outputs, allow_unused, &used, retain_graph);
     py::list out;
     for (size_t i = 0; i < grads.size(); i++) out.append(used[i] ? py::cast(grads[i]) : py::none());
     return out;
   }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = std::vector<Tensor>{},
-        py::arg("allow_unused") = false);
+        py::arg("allow_unused") = false, py::arg("retain_graph") = false);
 }
 
 void bind_stats(py::module_ &m) {

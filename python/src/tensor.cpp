@@ -196,7 +196,15 @@ void bind_tensor(py::module_ &m) {
       .def_property("grad", &Tensor::grad, &Tensor::set_grad)
       .def_property_readonly("_grad_fn_name", &Tensor::grad_fn_name)
       .def("detach", &Tensor::detach)
-      .def("backward", &Tensor::backward, py::arg("gradient") = py::none())
+      // torch's retain_graph defaults to create_graph; loom records no graph of the backward itself.
+      .def("backward", [](const Tensor &t, std::optional<Tensor> gradient, std::optional<bool> retain_graph,
+                          bool create_graph) {
+        if (create_graph) {
+          PyErr_SetString(PyExc_NotImplementedError, "Tensor.backward(create_graph=True) is not supported by loom");
+          throw py::error_already_set();
+        }
+        t.backward(gradient, retain_graph.value_or(false));
+      }, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false)
       .def("_assign", [](Tensor &x, const Tensor &v) { x.assign(v); })
       .def("_check_in_place", &Tensor::check_in_place, py::arg("operands"))
       .def_property_readonly("_version", &Tensor::version)

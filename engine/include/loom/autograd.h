@@ -35,9 +35,11 @@ class NoGradGuard : public GradModeGuard {
 // grad_outputs may be empty (each output must then have one element). An input
 // the outputs do not depend on raises unless allow_unused, which gives zeros
 // (and, when `used` is given, false at its position: torch's Python API
-// returns None there). Nothing is accumulated into .grad.
+// returns None there). Nothing is accumulated into .grad. Without
+// retain_graph the nodes free what they saved: a second backward through
+// one that saved values raises, as torch's does.
 std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
                          const std::vector<Tensor> &grad_outputs = {}, bool allow_unused = false,
-                         std::vector<bool> *used = nullptr);
+                         std::vector<bool> *used = nullptr, bool retain_graph = false);
 
 }  // namespace loom::autograd

@@ -231,8 +231,9 @@ class Tensor {
   // The same value, cut from the graph (shares the version counter, like torch).
   Tensor detach() const;
   // Accumulates d(this)/d(leaf) into every leaf's grad. `gradient` defaults to 1
-  // and may be omitted only for one-element outputs.
-  void backward(std::optional<Tensor> gradient = std::nullopt) const;
+  // and may be omitted only for one-element outputs. Without retain_graph the
+  // graph's nodes free what they saved (see autograd::grad).
+  void backward(std::optional<Tensor> gradient = std::nullopt, bool retain_graph = false) const;
   // In-place copy (torch's copy_): `value` is cast and broadcast to this shape.
   // Raises where torch does: on a leaf that requires grad while grad mode is on.
   Tensor &assign(const Tensor &value);

@@ -25,7 +25,7 @@ Tensor leaf(const std::vector<double> &v) {
 TEST(Autograd, BackwardAccumulatesIntoLeaves) {
   Tensor x = leaf({1, -2, 3});
   Tensor y = x.mul(x).sum();
-  const std::vector<double> once = values(autograd::grad({y}, {x})[0]);
+  const std::vector<double> once = values(autograd::grad({y}, {x}, {}, false, nullptr, /*retain_graph=*/true)[0]);
   y.backward();
   ASSERT_TRUE(x.grad());
   EXPECT_EQ(values(*x.grad()), once);
@@ -41,12 +41,42 @@ TEST(Autograd, GradWithAGradientArgumentScalesTheResult) {
   Tensor x = leaf({0.5, 1.5});
   Tensor y = x.exp();
   Tensor w = Tensor::from_vector({2, -1}, {2});
-  const auto g = values(autograd::grad({y}, {x}, {w})[0]);
+  const auto g = values(autograd::grad({y}, {x}, {w}, false, nullptr, /*retain_graph=*/true)[0]);
   const auto e = values(x.detach().exp());
   EXPECT_DOUBLE_EQ(g[0], 2 * e[0]);
   EXPECT_DOUBLE_EQ(g[1], -e[1]);
   y.backward(w);
   EXPECT_EQ(values(*x.grad()), g);
+}
+
+// torch frees what a node saved when backward passes it without
+// retain_graph: a second backward through such a node raises, one through
+// nodes that saved nothing (add, sum, views, mean) runs again.
+TEST(Autograd, ASecondBackwardThroughFreedValuesRaisesAsTorchDoes) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor y = x.mul(x).sum();
+  y.backward();
+  try {
+    y.backward();
+    FAIL() << "a second backward through mul's saved inputs ran";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("Trying to backward through the graph a second time"), std::string::npos);
+  }
+  EXPECT_THROW(autograd::grad({y}, {x}), Error);
+  EXPECT_EQ(values(*x.grad()), (std::vector<double>{2, -4, 6}));  // the first backward's, once
+
+  Tensor z = x.exp().sum();
+  z.backward(std::nullopt, /*retain_graph=*/true);
+  z.backward();  // retained: runs, and frees
+  EXPECT_THROW(z.backward(), Error);
+
+  x.set_grad(std::nullopt);
+  Tensor s = x.add(Tensor::ones({3})).reshape({3, 1}).mean();
+  s.backward();
+  s.backward();
+  std::vector<double> twice(3, 2.0 / 3);
+  const std::vector<double> got = values(*x.grad());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_FLOAT_EQ(got[i], twice[i]);
 }
 
 TEST(Autograd, NoGradDetachAndLeaves) {

@@ -1,6 +1,7 @@
 // The backward engine: reverse topological walk over recorded nodes, gradient
 // accumulation, and the Tensor methods that expose it.
 #include <algorithm>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,13 +14,18 @@ namespace autograd {
 
 namespace {
 thread_local bool grad_enabled = true;
+thread_local int saved_made = 0;
 }
 
 bool is_grad_enabled() { return grad_enabled; }
 void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
+int take_saved_count() { return std::exchange(saved_made, 0); }
+
 Saved::Saved(const Tensor &t, const char *op, bool checked)
-    : value_(t.uop()), counter_(TensorImpl::of(t)->version_counter()), version_(*counter_), op_(op), checked_(checked) {}
+    : value_(t.uop()), counter_(TensorImpl::of(t)->version_counter()), version_(*counter_), op_(op), checked_(checked) {
+  saved_made += checked ? 1 : 0;
+}
 
 namespace {
 [[noreturn]] void modified_in_place(const Tensor &value, const std::string &op, int64_t now, int64_t saved) {
@@ -40,6 +46,7 @@ Tensor saves_result(const Tensor &result) {
   if (impl->grad_fn) {
     impl->grad_fn->out_counter = impl->version_counter();
     impl->grad_fn->out_version = *impl->grad_fn->out_counter;
+    impl->grad_fn->saves = true;
   }
   return result;
 }
@@ -53,8 +60,11 @@ Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, con
   // intermediate (an in-place write through one would rewrite the
   // intermediate and regenerate the view's node without the saved inputs).
   const Tensor r = TensorImpl::of(result)->view_base ? own_tensor(result, op) : result;
-  if (const auto &node = TensorImpl::of(r)->grad_fn)
+  if (const auto &node = TensorImpl::of(r)->grad_fn) {
     for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
+    node->saves |= !inputs.empty();
+  }
+  take_saved_count();  // counted just now, for this node
   return r;
 }
 
@@ -96,7 +106,7 @@ bool records_node(const std::vector<Tensor> &inputs, const Tensor &out) {
 }
 
 Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
-                   ViewReplay view) {
+                   ViewReplay view, bool saves) {
   auto impl = std::make_shared<TensorImpl>();
   impl->uop = out.uop();
   if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
@@ -112,6 +122,7 @@ Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Te
     node->input_dtypes.push_back(t.dtype());
   }
   node->backward = std::move(backward);
+  node->saves = saves;
   node->out = out.uop();
   impl->requires_grad = true;
   impl->grad_fn = std::move(node);
@@ -179,8 +190,16 @@ struct GradMap {
   }
 };
 
-// Runs the nodes and returns the gradient reaching every edge.
-GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tensor> &grad_outputs) {
+[[noreturn]] void backward_twice() {
+  throw Error("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.");
+}
+
+// Runs the nodes and returns the gradient reaching every edge. Without
+// retain_graph, a node that read saved values frees them (its rule too).
+GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tensor> &grad_outputs, bool retain_graph) {
   NoGradGuard guard;
   GradMap grads;
   std::vector<Edge> roots;
@@ -198,10 +217,16 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
   for (Node *node : reverse_topological(roots)) {
     const Tensor *g_out = grads.find(node);
     if (!g_out) continue;  // no gradient reached this node
+    if (node->freed) backward_twice();
     if (node->out_counter && *node->out_counter != node->out_version)
       modified_in_place(Tensor(node->out), node->name, *node->out_counter, node->out_version);
     for (const Saved &s : node->saved_inputs) s.get();
     Grads in_grads = node->backward(Tensor(*g_out), Tensor(node->out));
+    if (!retain_graph && node->saves) {
+      node->freed = true;
+      node->backward = nullptr;
+      node->saved_inputs.clear();
+    }
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
                node->name + " returned " + std::to_string(in_grads.size()) + " gradients for " +
                    std::to_string(node->inputs.size()) + " inputs");
@@ -211,20 +236,22 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
       grads.accumulate(node->inputs[i], g);
     }
   }
+  take_saved_count();  // the backward rules' own ops: no node of theirs is recorded
   return grads;
 }
 
 }  // namespace
 
 std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
-                         const std::vector<Tensor> &grad_outputs, bool allow_unused, std::vector<bool> *used) {
+                         const std::vector<Tensor> &grad_outputs, bool allow_unused, std::vector<bool> *used,
+                         bool retain_graph) {
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
     throw Error("grad: got " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
                 std::to_string(outputs.size()) + " outputs");
   for (size_t i = 0; i < inputs.size(); i++)
     if (!inputs[i].requires_grad())
       throw Error("One of the differentiated Tensors (input " + std::to_string(i) + ") does not require grad");
-  auto grads = run_backward(outputs, grad_outputs);
+  auto grads = run_backward(outputs, grad_outputs, retain_graph);
   std::vector<Tensor> result;
   if (used) used->assign(inputs.size(), true);
   for (size_t i = 0; i < inputs.size(); i++) {
@@ -285,10 +312,10 @@ Tensor Tensor::detach() const {
   return TensorImpl::wrap(impl);
 }
 
-void Tensor::backward(std::optional<Tensor> gradient) const {
+void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   std::vector<Tensor> gos;
   if (gradient) gos.push_back(*gradient);
-  auto grads = autograd::run_backward({*this}, gos);
+  auto grads = autograd::run_backward({*this}, gos, retain_graph);
   // Accumulate into the leaves that require grad, then realize them in one schedule.
   std::vector<TensorImpl *> leaves;
   std::vector<UOpRef> values;

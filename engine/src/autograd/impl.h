@@ -127,7 +127,16 @@ struct Node {
   // saves, checked with the output's (the tensors the node's backward reads
   // may be copies of them, with counters of their own).
   std::vector<Saved> saved_inputs;
+  // Whether the backward reads saved values (a Saved it holds, saves_result,
+  // saves_inputs): a backward without retain_graph then frees them, as
+  // torch's does, and a later backward through the node raises.
+  bool saves = false;
+  bool freed = false;
 };
+
+// How many checked Saved values were made since the last call: an op's
+// backward rule captures its Saved values before the op records its node.
+int take_saved_count();
 
 // Attaches a node to `out` when grad mode is on, `out` is floating point and
 // some input requires grad. Returns the handle to give the caller (a fresh
@@ -135,26 +144,31 @@ struct Node {
 // `view` (set for movement ops that torch implements as views): rebuilds out
 // from inputs[0]; out then shares inputs[0]'s storage and version counter.
 // The backward rule is made a BackwardFn only when a node will hold it.
+// `saves`: whether the backward rule holds Saved values (by default, whether
+// any were made since the last take_saved_count()).
 bool records_node(const std::vector<Tensor> &inputs, const Tensor &out);
 Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
-                   ViewReplay view);
+                   ViewReplay view, bool saves);
 template <typename B>
 Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, B &&backward,
-              ViewReplay view = nullptr) {
+              ViewReplay view = nullptr, std::optional<bool> saves = std::nullopt) {
+  const bool holds = saves ? *saves : take_saved_count() > 0;
   return record_node(name, inputs, out, records_node(inputs, out) ? BackwardFn(std::forward<B>(backward)) : nullptr,
-                     std::move(view));
+                     std::move(view), holds);
 }
 
-// Runs `forward` with recording off, then record()s it.
+// Runs `forward` with recording off, then record()s it. The ops `forward`
+// runs make Saved values of their own: the count is taken before.
 template <typename F, typename B>
 Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B &&backward,
              ViewReplay view = nullptr) {
+  const bool saves = take_saved_count() > 0;
   Tensor out;
   {
     NoGradGuard guard;
     out = forward();
   }
-  return record(name, inputs, out, std::forward<B>(backward), std::move(view));
+  return record(name, inputs, out, std::forward<B>(backward), std::move(view), saves);
 }
 
 // Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage;

@@ -111,7 +111,14 @@ Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim) {
 
 // torch's mean() saves only the input's size; mean(dim) (MeanBackward1) saves
 // the input itself, so an in-place update of it before backward raises.
-Tensor Tensor::mean() const { return mean_of(*this, {}, false); }
+// torch's MeanBackward0 saves only the sizes: the gradient is g / n everywhere.
+Tensor Tensor::mean() const {
+  return autograd::apply(
+      "MeanBackward0", {*this}, [&] { return mean_of(*this, {}, false); },
+      [s = shape(), n = static_cast<double>(numel())](const Tensor &g, const Tensor &) {
+        return autograd::Grads{g.expand(s).div(n)};
+      });
+}
 
 Tensor Tensor::mean(const Dims &dims, bool keepdim) const {
   return autograd::saves_inputs(mean_of(*this, dims, keepdim), {*this}, "MeanBackward1");
