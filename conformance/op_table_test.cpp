@@ -28,7 +28,7 @@ const std::set<std::string> kNotOps = {
     // torch's checks before an in-place op (fuzz programs and python/tests compare them with torch)
     "check_in_place",
     // layout properties, compared with torch over views in python/tests/test_layout.py
-    "strides",   "storage_offset",
+    "strides",   "storage_offset", "storage_base",
     // the process's device (engine tests: Devices.*)
     "device",    "to"};
 

@@ -2,6 +2,8 @@
 on: devices (`to('cuda')`, `.cuda()`, `.device`), `.data`, in-place updates
 with `alpha`/`value`/`weight`, `new_*` creation, `copy.deepcopy` and pickling."""
 
+import weakref
+
 from . import _C
 from ._C import Tensor
 from .devices import HOST, is_device, resolve
@@ -218,7 +220,7 @@ def __deepcopy__(self, memo):
 
 
 def rebuild_tensor(array, dtype_name, requires_grad):
-    """The inverse of Tensor.__reduce__."""
+    """A tensor of the pickled values (the storage of the views that __reduce__ writes)."""
     t = _C.from_numpy(array)
     dtype = _dt.__members__[dtype_name]
     if t.dtype != dtype:
@@ -228,12 +230,51 @@ def rebuild_tensor(array, dtype_name, requires_grad):
     return t
 
 
+def rebuild_view(storage, shape, strides, offset, requires_grad):
+    """The inverse of Tensor.__reduce__: a view of the storage's tensor, which
+    every tensor pickled with it shares (writes through one reach the others)."""
+    if isinstance(storage, _Storage):  # copy.copy: no pickling between, a copy of the values
+        storage = rebuild_tensor(*storage.__reduce__()[1])
+    t = storage.as_strided(list(shape), list(strides), offset)
+    if requires_grad:
+        t._requires_grad_(True)
+    return t
+
+
+class _Storage:
+    """A storage in a pickle: every tensor pickled over it refers to this one
+    object, which pickle writes once (its memo) and reads back once."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def __reduce__(self):
+        value = self.values.detach()
+        if value.dtype == _dt.bfloat16:  # float32 holds it exactly
+            value = value._cast(_dt.float32)
+        return rebuild_tensor, (value.numpy().reshape(-1), self.values.dtype.name, False)
+
+
+# The storages of tensors being pickled: alive while a pickler's memo holds them.
+_storages = weakref.WeakValueDictionary()
+
+
 @_method
 def __reduce__(self):
-    """Pickles the values as a numpy array (bfloat16 as float32, which holds it exactly)."""
-    value = self.detach()
-    if self.dtype == _dt.bfloat16:
-        value = value._cast(_dt.float32)
-    return rebuild_tensor, (value.numpy(), self.dtype.name, self.requires_grad)
+    """Pickles a view of its storage, so that tensors sharing a storage (a
+    tensor and its views) share it again when loaded, as torch's do."""
+    base, key = self._storage_base()
+    storage = _storages.get(key)
+    if storage is None:
+        storage = _storages[key] = _Storage(base if base is not None else self)
+    if base is None:
+        shape = list(self.shape)
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * shape[d + 1]
+        offset = 0
+    else:
+        strides, offset = list(self._strides()), self._storage_offset()
+    return rebuild_view, (storage, tuple(self.shape), tuple(strides), offset, self.requires_grad)
 
 

@@ -214,6 +214,10 @@ void bind_tensor(py::module_ &m) {
       .def("contiguous", &Tensor::contiguous)
       .def("_strides", &Tensor::strides)
       .def("_storage_offset", &Tensor::storage_offset)
+      .def("_storage_base", [](const Tensor &x) {
+        auto [base, id] = x.storage_base();
+        return py::make_tuple(base ? py::cast(*base) : py::none(), reinterpret_cast<uintptr_t>(id));
+      })
       .def("realize", [](Tensor &x) { x.realize(); return x; })
       .def("_item", [](const Tensor &x) -> py::object {
         if (x.numel() != 1)

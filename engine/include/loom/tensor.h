@@ -63,6 +63,12 @@ class Tensor {
   // input's order in an elementwise result; loom does not).
   std::vector<int64_t> strides() const;
   int64_t storage_offset() const;
+  // The base whose row-major value is the storage that strides() and
+  // storage_offset() address, when this is a view lying in its base's
+  // buffer (else nullopt: the storage is this tensor's own row-major value);
+  // with an identity equal for the tensors sharing that storage (torch.save
+  // keeps them sharing it).
+  std::pair<std::optional<Tensor>, const void *> storage_base() const;
 
   // ---- movement (views; no copies)
   Tensor reshape(const Shape &shape) const;  // one dim may be -1

@@ -416,6 +416,19 @@ std::vector<int64_t> Tensor::strides() const {
 
 int64_t Tensor::storage_offset() const { return strided_storage(*this).offset; }
 
+std::pair<std::optional<Tensor>, const void *> Tensor::storage_base() const {
+  const auto &impl = TensorImpl::of(*this);
+  if (impl->view_base) {
+    const Tensor root = TensorImpl::wrap(impl->view_base);
+    const StridedStorage mine = strided_storage(*this), theirs = strided_storage(root);
+    // The root's value is its whole buffer, row-major, and this view lies in it.
+    const bool whole = theirs.plain && theirs.offset == 0 && theirs.size == root.numel() &&
+                       theirs.elements.views[0].strides == shape::contiguous_strides(root.shape());
+    if (mine.plain && whole && mine.base == theirs.base) return {root, impl->view_base.get()};
+  }
+  return {std::nullopt, impl.get()};
+}
+
 Tensor Tensor::as_strided(const Shape &size, const std::vector<int64_t> &stride,
                           std::optional<int64_t> storage_offset) const {
   if (size.size() != stride.size())
