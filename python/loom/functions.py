@@ -10,7 +10,7 @@ _METHODS = (
     "cumsum", "cumprod", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",
     "masked_fill", "masked_select", "reshape", "permute", "flatten", "unflatten", "squeeze", "unsqueeze",
     "transpose", "flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile", "as_strided", "numel",
-    "clone", "t", "std_mean", "cov",
+    "clone", "t", "std_mean", "cov", "multinomial",
 )
 
 

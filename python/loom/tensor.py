@@ -149,11 +149,35 @@ for _name in ("reshape", "permute", "expand", "flip", "repeat", "tile"):
     setattr(Tensor, _name, _dims_varargs(_name))
 
 
+def _viewable(shape, strides, new):
+    """Whether `new` can view a tensor of this shape and these strides (torch's
+    computeStride: each run of dims contiguous with each other must split into
+    whole runs of the new shape)."""
+    if 0 in shape or not shape:
+        return True
+    view_d, base, numel, view_numel = len(new) - 1, strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):
+            while view_d >= 0 and (view_numel < numel or new[view_d] == 1):
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != numel:
+                return False
+            if d > 0:
+                base, numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
+
+
 @_method("view")
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dt):
         raise NotImplementedError("Tensor.view(dtype) is not supported by loom")
-    return self.reshape(*shape)
+    out = self.reshape(*shape)  # raises for a shape that does not fit the size
+    if not _viewable(list(self.shape), list(self._strides()), list(out.shape)):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return out
 
 
 @_method("t")

@@ -151,6 +151,33 @@ for _name in ("add", "sub", "lerp", "addcmul", "addcdiv", "square"):
 
 # ---- shapes and sizes
 @_method
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """torch.multinomial from loom's generator: indices drawn with the rows'
+    (unnormalized) weights; without replacement by the Gumbel top-k rule."""
+    if self.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input")
+    n = self.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    p = self._cast(_dt.float32)
+    if (p < 0).logical_or(p != p).logical_or(p.abs() == float("inf")).sum()._item():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (p.sum(-1) <= 0).sum()._item():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement or num_samples == 1:
+        cdf = p.cumsum(-1)
+        u = creation.rand(*self.shape[:-1], num_samples) * cdf[..., -1:]
+        # the first index whose cumulative weight passes u: never one of weight 0
+        return (cdf.unsqueeze(-2) <= u.unsqueeze(-1)).sum(-1).clamp(max=n - 1)
+    keys = p.log() - (-creation.rand(*self.shape).clamp(min=1e-20).log()).log()
+    return keys.topk(num_samples, -1)[1]
+
+
+@_method
 def nelement(self):
     return self.numel()
 

@@ -40,6 +40,18 @@ Tensor operand(const Tensor &like, py::handle other) {
   return Tensor::full(like.shape(), *s, result_type(like.dtype(), *s));
 }
 
+Tensor scalar_tensor(py::handle number) {
+  const auto s = to_scalar(number);
+  if (!s)
+    throw py::type_error("expected a Tensor or a number, got " +
+                         py::str(py::type::handle_of(number).attr("__name__")).cast<std::string>());
+  // torch's dtype of a Python number: bool, int64, or the default float32.
+  const DType dt = s->kind == Scalar::Kind::Bool  ? DType::Bool
+                   : s->kind == Scalar::Kind::Int ? DType::Int64
+                                                  : DType::Float32;
+  return Tensor::full({}, *s, dt);
+}
+
 py::dtype numpy_dtype(DType dt) {
   switch (dt) {
     case DType::Bool: return py::dtype("bool");

@@ -21,6 +21,8 @@ py::object from_scalar(const Scalar &s);
 // (one broadcast runtime scalar, as the C++ scalar ops make it) of the dtype
 // torch computes with it beside `like` (torch.result_type(like, number)).
 Tensor operand(const Tensor &like, py::handle other);
+// A Python number as a 0-d tensor of torch's dtype for it (bool, int64, float32).
+Tensor scalar_tensor(py::handle number);
 
 // numpy dtype <-> loom dtype. bfloat16 has no numpy dtype: a TypeError, as
 // torch raises for it.

@@ -113,7 +113,9 @@ void bind_tensor(py::module_ &m) {
       .def("_rfloor_divide", reflected([](const Tensor &a, const Tensor &b) { return a.floor_divide(b); }))
       .def("_rremainder", reflected([](const Tensor &a, const Tensor &b) { return a.remainder(b); }))
       .def("where", [](const Tensor &c, py::handle a, py::handle b) {
-        Tensor ta = py::isinstance<Tensor>(a) ? a.cast<Tensor>() : operand(b.cast<Tensor>(), a);
+        Tensor ta = py::isinstance<Tensor>(a)   ? a.cast<Tensor>()
+                    : py::isinstance<Tensor>(b) ? operand(b.cast<Tensor>(), a)
+                                                : scalar_tensor(a);
         return c.where(ta, operand(ta, b));
       })
       .def("neg", &Tensor::neg)

@@ -31,11 +31,28 @@ class ToTensor:
 
 
 class Normalize:
+    """(image - mean) / std per channel, for any (..., C, H, W) float tensor (a batch too)."""
+
     def __init__(self, mean, std, inplace=False):
-        self.mean, self.std = list(mean), list(std)
+        self.mean, self.std, self.inplace = mean, std, inplace
 
     def __call__(self, t):
-        c = t.shape[0]
-        mean = loom.tensor(self.mean, dtype=t.dtype).reshape(c, 1, 1)
-        std = loom.tensor(self.std, dtype=t.dtype).reshape(c, 1, 1)
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"Input tensor should be a float tensor. Got {t.dtype}.")
+        if t.ndim < 3:
+            raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
+                             f"{tuple(t.shape)}")
+        mean = loom.as_tensor(self.mean, dtype=t.dtype)
+        std = loom.as_tensor(self.std, dtype=t.dtype)
+        if (std == 0).sum()._item():
+            raise ValueError(f"std evaluated to zero after conversion to {t.dtype}, leading to division by zero.")
+        if mean.ndim == 1:
+            mean = mean.reshape(-1, 1, 1)
+        if std.ndim == 1:
+            std = std.reshape(-1, 1, 1)
+        if self.inplace:
+            return t.sub_(mean).div_(std)
         return (t - mean) / std
+
+    def __repr__(self):
+        return f"Normalize(mean={self.mean}, std={self.std})"

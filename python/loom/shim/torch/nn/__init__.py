@@ -5,7 +5,7 @@ from . import functional, init, utils  # noqa: F401
 from . import parameter  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .module import Module, Sequential, ModuleList, ModuleDict  # noqa: F401
-from .layers import (Identity, Linear, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MaxPool2d, AvgPool2d,  # noqa: F401
+from .layers import (Identity, Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm2d, LayerNorm, MaxPool2d, AvgPool2d,  # noqa: F401
                      AdaptiveAvgPool2d, AdaptiveMaxPool2d, ReLU, GELU, SiLU, LeakyReLU, ELU, Hardtanh, Softplus,
                      Sigmoid, Tanh, Softmax, LogSoftmax, Dropout, Flatten, Unflatten, CrossEntropyLoss, NLLLoss,
                      MSELoss, L1Loss, BCEWithLogitsLoss)

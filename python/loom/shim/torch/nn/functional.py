@@ -17,6 +17,22 @@ def linear(input, weight, bias=None):
     return _f.linear(input, weight, bias)
 
 
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """weight's rows at input's indices: input.shape + (embedding_dim,). The row
+    at padding_idx gets no gradient, as in torch."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("torch.nn.functional.embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported by loom")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    out = weight[input]
+    if padding_idx is not None:
+        padding_idx = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+        out = (input == padding_idx).unsqueeze(-1).where(out.detach(), out)
+    return out
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _f.conv2d(input, weight, bias, stride, padding, dilation, groups)
 

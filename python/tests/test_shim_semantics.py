@@ -1,0 +1,289 @@
+"""torch semantics under the shim, each against real torch on the same
+values: reads and writes through tensor indices, torch.where with numbers,
+fmod, view's stride rule, backward's freed graph and retain_graph,
+nn.Embedding, multinomial, save/load of views, Normalize on batches."""
+import numpy as np
+import pytest
+import torch
+
+import loom.shim.torch as lt
+
+
+def _both(array):
+    return torch.from_numpy(array.copy()), lt.from_numpy(array.copy())
+
+
+def _same(got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _raises_like(f_torch, f_loom):
+    with pytest.raises(Exception) as want:
+        f_torch()
+    with pytest.raises(type(want.value)) as got:
+        f_loom()
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+def _index(m, spec):
+    """An index tuple for module m (torch or the shim) from a picklable spec."""
+    out = []
+    for k in spec:
+        if isinstance(k, np.ndarray):
+            out.append(m.from_numpy(k.copy()))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+SPECS = [
+    (np.array([0, 2]),),
+    (np.array([0, 2]), slice(1, None)),
+    (slice(None), np.array([[1], [0]]), np.array([2, 3])),           # adjacent, broadcast
+    (np.array([1, 0]), slice(None), np.array([3, -1])),              # not adjacent: result dims first
+    (0, slice(None), np.array([1, 2, 3, 0, 1])),                     # an int is a select first
+    (np.array([True, False, True]),),
+    (np.array([[True, False, True, False]] * 3),),
+    (Ellipsis, np.array([-1, 0])),
+    (None, np.array([1, 1, 2])),
+]
+
+
+@pytest.mark.parametrize("spec", range(len(SPECS)))
+def test_tensor_indices_read_and_write_like_torch(spec, rng):
+    key = SPECS[spec]
+    base = rng.standard_normal((3, 4, 5) if len(key) == 3 else (3, 4)).astype(np.float32)
+    t, l = _both(base)
+    want = t[_index(torch, key)]
+    _same(l[_index(lt, key)], want)
+    values = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    vt, vl = _both(values)
+    t[_index(torch, key)] = vt
+    l[_index(lt, key)] = vl
+    _same(l, t)
+    # a broadcast row of values, and a number
+    row = rng.standard_normal(tuple(want.shape)[-1:]).astype(np.float32)
+    rt, rl = _both(row)
+    t[_index(torch, key)] = rt
+    l[_index(lt, key)] = rl
+    _same(l, t)
+    t[_index(torch, key)] = 7.5
+    l[_index(lt, key)] = 7.5
+    _same(l, t)
+
+
+def test_index_put_accumulates_duplicates_like_torch(rng):
+    base = rng.standard_normal((5, 3)).astype(np.float32)
+    vals = rng.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([1, 3, 1, -1])
+    for accumulate in (True, False):
+        t, l = _both(base)
+        vt, vl = _both(vals if accumulate else vals[:1].repeat(4, 0))
+        it, il = _both(idx)
+        t.index_put_((it,), vt, accumulate=accumulate)
+        l.index_put_((il,), vl, accumulate=accumulate)
+        np.testing.assert_allclose(l.numpy(), t.numpy(), rtol=1e-6)
+    t, l = _both(np.zeros((2, 3), np.int64))
+    ia, ib = np.array([0, 1, 0]), np.array([2, 2, 2])
+    _same(l.index_put((lt.from_numpy(ia), lt.from_numpy(ib)), lt.tensor([1, 2, 3]), accumulate=True),
+          t.index_put((torch.from_numpy(ia), torch.from_numpy(ib)), torch.tensor([1, 2, 3]), accumulate=True))
+
+
+def test_index_put_gradients_match_torch(rng):
+    base = rng.standard_normal((4, 3)).astype(np.float32)
+    vals = rng.standard_normal((2, 3)).astype(np.float32)
+    weight = rng.standard_normal((4, 3)).astype(np.float32)
+    grads = []
+    for m in (torch, lt):
+        a = m.from_numpy(base.copy()).requires_grad_()
+        v = m.from_numpy(vals.copy()).requires_grad_()
+        b = a * 2
+        b[m.tensor([0, 2])] = v * 3
+        (b * m.from_numpy(weight.copy())).sum().backward()
+        grads.append((a.grad.numpy(), v.grad.numpy()))
+    for got, want in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_indexing_errors_are_torchs():
+    def pair(f):
+        _raises_like(lambda: f(torch), lambda: f(lt))
+    pair(lambda m: m.zeros(2, 3, 4)[m.tensor([1, 0]), m.tensor([1, 2, 0])])      # indices do not broadcast
+    pair(lambda m: m.zeros(2, 3, 4)[:, m.tensor([5])])                           # out of bounds
+    pair(lambda m: m.zeros(2, 3, 4)[m.tensor([True, False, True])])              # mask shape
+    pair(lambda m: m.zeros(2, 3)[m.tensor([1.0])])                               # float index
+
+    def bad_value(m):
+        a = m.zeros(3, 4)
+        a[m.tensor([0, 2])] = m.tensor([1.0, 2.0])
+    pair(bad_value)
+
+    def bad_dtype(m):
+        a = m.zeros(3, 4)
+        a[m.tensor([0, 2])] = m.tensor([1, 2, 3, 4])
+    pair(bad_dtype)
+    pair(lambda m: m.zeros(5).index_put_((m.tensor([1]), m.tensor([1])), m.tensor(1.0)))
+
+
+def test_where_takes_numbers_as_torch_does():
+    c = np.array([True, False, True])
+    ct, cl = _both(c)
+    for a, b in [(1.0, 0.0), (1, 0), (1, 0.5), (True, False)]:
+        _same(lt.where(cl, a, b), torch.where(ct, a, b))
+    xt, xl = _both(np.array([1, 2, 3]))
+    _same(lt.where(cl, xl, 0.5), torch.where(ct, xt, 0.5))
+    _same(lt.where(cl, 2, xl), torch.where(ct, 2, xt))
+
+
+def test_fmod_takes_the_dividends_sign_like_torch(rng):
+    a = np.array([-7.5, -3.0, 3.0, 5.25, -0.0, 7.0], np.float32)
+    b = np.array([2.0, -2.0, 2.0, -1.5, 3.0, 0.5], np.float32)
+    (at, al), (bt, bl) = _both(a), _both(b)
+    _same(lt.fmod(al, bl), torch.fmod(at, bt))
+    _same(al.fmod(2), at.fmod(2))
+    ai, bi = np.array([-7, 7, -3, 3, 0], np.int64), np.array([2, -2, 2, 5, 3], np.int64)
+    (ait, ail), (bit, bil) = _both(ai), _both(bi)
+    _same(lt.fmod(ail, bil), torch.fmod(ait, bit))
+    _same(ail.fmod(-3), ait.fmod(-3))
+    x = al.clone()
+    x.fmod_(2.5)
+    y = at.clone()
+    y.fmod_(2.5)
+    _same(x, y)
+    g = []
+    for m, u, v in ((torch, at, bt), (lt, al, bl)):
+        u, v = u.clone().requires_grad_(), v.clone().requires_grad_()
+        m.fmod(u, v).sum().backward()
+        g.append((u.grad.numpy(), v.grad.numpy()))
+    for got, want in zip(g[1], g[0]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_view_raises_where_torch_does():
+    for shape, make, new in [((3, 4), lambda t: t.t(), (12,)), ((2, 3, 4), lambda t: t.permute(0, 2, 1), (2, 12)),
+                             ((4, 6), lambda t: t[:, :3], (12,))]:
+        arr = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        t, l = _both(arr)
+        _raises_like(lambda: make(t).view(*new), lambda: make(l).view(*new))
+    for shape, make, new in [((3, 4), lambda t: t.t(), (4, 3)), ((2, 3, 4), lambda t: t.permute(1, 0, 2), (3, 2, 2, 2)),
+                             ((4, 6), lambda t: t[1:3], (12,)), ((3, 4), lambda t: t.t(), (2, 2, 3)),
+                             ((2, 3, 4), lambda t: t.permute(2, 0, 1), (4, 6)), ((4, 6), lambda t: t[:, ::2], (12,))]:
+        arr = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        t, l = _both(arr)
+        try:
+            want = make(t).view(*new)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                make(l).view(*new)
+            continue
+        got = make(l).view(*new)
+        _same(got, want)
+        got.fill_(-1)  # a view: the write reaches the base
+        want.fill_(-1)
+        _same(l, t)
+
+
+def test_a_second_backward_raises_unless_the_graph_is_retained():
+    for m in (torch, lt):
+        w = m.ones(3, requires_grad=True)
+        loss = (w * w).sum()
+        loss.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+        w.grad = None
+        loss = (w * w).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 4, np.float32))
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            m.autograd.grad(loss, w)
+        # nodes that saved nothing can run again, in torch as here
+        w.grad = None
+        loss = (w + 1).mean()
+        loss.backward()
+        loss.backward()
+        np.testing.assert_allclose(w.grad.numpy(), np.full(3, 2 / 3, np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -1])
+def test_embedding_matches_torch_forward_and_backward(padding_idx, rng):
+    weight = rng.standard_normal((6, 4)).astype(np.float32)
+    idx = np.array([[1, 5, 1], [0, 2, 5]])
+    upstream = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    got = []
+    for m in (torch, lt):
+        emb = m.nn.Embedding(6, 4, padding_idx=padding_idx)
+        with m.no_grad():
+            emb.weight.copy_(m.from_numpy(weight.copy()))
+        out = emb(m.from_numpy(idx.copy()))
+        (out * m.from_numpy(upstream.copy())).sum().backward()
+        got.append((out.detach().numpy(), emb.weight.grad.numpy()))
+    np.testing.assert_array_equal(got[1][0], got[0][0])
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+    fresh = lt.nn.Embedding(5, 3, padding_idx=padding_idx)
+    if padding_idx is not None:
+        np.testing.assert_array_equal(fresh.weight.detach().numpy()[padding_idx], np.zeros(3, np.float32))
+    assert repr(fresh) == repr(torch.nn.Embedding(5, 3, padding_idx=padding_idx))
+
+
+def test_multinomial_draws_by_weight_and_raises_as_torch_does():
+    lt.manual_seed(3)
+    weights = np.array([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]], np.float32)
+    draws = lt.multinomial(lt.from_numpy(weights.copy()), 4000, replacement=True).numpy()
+    assert draws.shape == (2, 4000) and draws.dtype == np.int64
+    for row, w in zip(draws, weights):
+        freq = np.bincount(row, minlength=4) / len(row)
+        np.testing.assert_allclose(freq, w / w.sum(), atol=0.03)
+        assert freq[w == 0].sum() == 0
+    picked = lt.from_numpy(weights.copy()).multinomial(3).numpy()
+    for row, w in zip(picked, weights):
+        assert sorted(row.tolist()) == sorted(np.flatnonzero(w).tolist())  # every nonzero weight, each once
+    t, l = _both(weights)
+    _raises_like(lambda: torch.multinomial(t, 5), lambda: lt.multinomial(l, 5))
+    _raises_like(lambda: torch.multinomial(torch.tensor([-1.0, 2.0]), 1),
+                 lambda: lt.multinomial(lt.tensor([-1.0, 2.0]), 1))
+    _raises_like(lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1),
+                 lambda: lt.multinomial(lt.tensor([0.0, 0.0]), 1))
+
+
+def test_save_keeps_views_sharing_their_storage_as_torch_does():
+    import io
+    got = []
+    for m in (torch, lt):
+        a = m.arange(12.0).reshape(3, 4)
+        row, col, alone = a[1], a[:, 2], m.arange(3.0)
+        buf = io.BytesIO()
+        m.save({"a": a, "row": row, "col": col, "alone": alone, "again": a}, buf)
+        buf.seek(0)
+        d = m.load(buf)
+        d["a"][1, 2] = 100.0      # reaches row and col, which view it
+        d["row"][0] = -1.0        # reaches a
+        d["alone"][0] = 7.0
+        got.append({k: v.numpy().copy() for k, v in d.items()})
+        assert d["again"] is d["a"]
+    for k in got[0]:
+        np.testing.assert_array_equal(got[1][k], got[0][k], err_msg=k)
+
+
+@pytest.mark.parametrize("shape,dtype", [((2, 3, 4, 5), np.float32), ((3, 4, 5), np.float32),
+                                         ((2, 3, 4, 5), np.float16), ((2, 2, 3, 4, 5), np.float32)])
+def test_normalize_takes_batches_as_torchvision_does(shape, dtype, rng):
+    from loom.shim.torchvision import transforms
+    x = rng.standard_normal(shape).astype(dtype)
+    mean, std = [0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616]
+    t = torch.from_numpy(x.copy())
+    # torchvision's documented rule: output[channel] = (input[channel] - mean[channel]) / std[channel]
+    want = (t - torch.tensor(mean, dtype=t.dtype).view(-1, 1, 1)) / torch.tensor(std, dtype=t.dtype).view(-1, 1, 1)
+    got = transforms.Normalize(mean, std)(lt.from_numpy(x.copy()))
+    _same(got, want)
+    inplace = lt.from_numpy(x.copy())
+    transforms.Normalize(mean, std, inplace=True)(inplace)
+    _same(inplace, want)
+    with pytest.raises(TypeError, match="Input tensor should be a float tensor"):
+        transforms.Normalize(mean, std)(lt.zeros(3, 2, 2, dtype=lt.int64))
+    with pytest.raises(ValueError, match="tensor image of size"):
+        transforms.Normalize(mean, std)(lt.zeros(3, 2))
+    with pytest.raises(ValueError, match="std evaluated to zero"):
+        transforms.Normalize(mean, [1.0, 0.0, 1.0])(lt.zeros(3, 2, 2))
