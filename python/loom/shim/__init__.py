@@ -22,6 +22,14 @@ class UnsupportedError(NotImplementedError, AttributeError):
     for a torch build without that feature."""
 
 
+def unsupported_error(module, name):
+    """The error for torch's `module.name` that the shim lacks, with the reason
+    where it is left out on purpose (policy.py)."""
+    from .policy import reason
+    why = reason(module, name)
+    return UnsupportedError(f"{module}.{name} is not supported by loom" + (f": {why}" if why else ""))
+
+
 def unsupported(module_name):
     """A module-level __getattr__ that names the missing torch API."""
     public = public_name(module_name)
@@ -29,5 +37,5 @@ def unsupported(module_name):
     def __getattr__(name):
         if name.startswith("__") and name.endswith("__"):  # import machinery probes (__path__, __file__, ...)
             raise AttributeError(f"module {public!r} has no attribute {name!r}")
-        raise UnsupportedError(f"{public}.{name} is not supported by loom")
+        raise unsupported_error(public, name)
     return __getattr__
