@@ -151,6 +151,15 @@ for _name in ("add", "sub", "lerp", "addcmul", "addcdiv", "square"):
 
 # ---- shapes and sizes
 @_method
+def logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(x))) over dim, shifted by the max (an infinite max is not subtracted), as torch computes it."""
+    m = self.amax(dim, True)
+    m = (m.abs() == float("inf")).where(creation.zeros_like(m), m).detach()
+    out = (self - m).exp().sum(dim, True).log() + m
+    return out if keepdim else out.squeeze(dim)
+
+
+@_method
 def multinomial(self, num_samples, replacement=False, generator=None):
     """torch.multinomial from loom's generator: indices drawn with the rows'
     (unnormalized) weights; without replacement by the Gumbel top-k rule."""

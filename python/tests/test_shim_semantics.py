@@ -287,3 +287,45 @@ def test_normalize_takes_batches_as_torchvision_does(shape, dtype, rng):
         transforms.Normalize(mean, std)(lt.zeros(3, 2))
     with pytest.raises(ValueError, match="std evaluated to zero"):
         transforms.Normalize(mean, [1.0, 0.0, 1.0])(lt.zeros(3, 2, 2))
+
+
+EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("i,i->", [(5,), (5,)]),
+           ("ij->ji", [(2, 3)]), ("ij", [(2, 3)]), ("ij,kj", [(2, 3), (4, 3)]),
+           ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 4)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+           ("i,j->ij", [(3,), (4,)]), ("ij->", [(2, 3)]), ("ij,ij->ij", [(2, 3), (1, 3)]), ("b i d, b j d -> b i j",
+                                                                                          [(2, 3, 4), (2, 5, 4)])]
+
+
+@pytest.mark.parametrize("case", range(len(EINSUMS)))
+def test_einsum_matches_torch_with_gradients(case, rng):
+    eq, shapes = EINSUMS[case]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    results = []
+    for m in (torch, lt):
+        ops = [m.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        out = m.einsum(eq, *ops)
+        (out * m.ones(tuple(out.shape)) * 1.5).sum().backward()
+        results.append([out.detach().numpy()] + [o.grad.numpy() for o in ops])
+    for got, want in zip(results[1], results[0]):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    _raises_like(lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(2, 3)),
+                 lambda: lt.einsum("ij,jk->ik", lt.ones(2, 3), lt.ones(2, 3)))
+    _raises_like(lambda: torch.einsum("ij->ik", torch.ones(2, 3)), lambda: lt.einsum("ij->ik", lt.ones(2, 3)))
+
+
+def test_logsumexp_matches_torch(rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    x[1] = -np.inf
+    x[2, 1] = np.inf
+    t, l = _both(x)
+    for dim, keepdim in [(1, False), (0, True), (-1, True)]:
+        np.testing.assert_allclose(lt.logsumexp(l, dim, keepdim=keepdim).numpy(),
+                                   torch.logsumexp(t, dim, keepdim=keepdim).numpy(), rtol=1e-6)
+    y = rng.standard_normal((3, 4)).astype(np.float32)
+    grads = []
+    for m in (torch, lt):
+        v = m.from_numpy(y.copy()).requires_grad_()
+        v.logsumexp(1).sum().backward()
+        grads.append(v.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
