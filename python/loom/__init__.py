@@ -11,6 +11,7 @@ from ._C import Tensor, dtype, promote_types, manual_seed, realize_all
 from ._C import run_stats, reset_run_stats, memory_stats, reset_peak_memory
 from . import tensor as _tensor_methods  # noqa: F401  (installs the Python-level Tensor methods)
 from . import tensor_compat as _tensor_compat  # noqa: F401  (devices, .data, deepcopy, pickling)
+from . import tensor_more as _tensor_more  # noqa: F401  (rounding, any/all, div modes, shaping helpers)
 from .layout import (memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
                      empty_strided)
 from .devices import device

@@ -12,7 +12,9 @@ _METHODS = (
     "cumsum", "cumprod", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",
     "masked_fill", "masked_select", "reshape", "permute", "flatten", "unflatten", "squeeze", "unsqueeze",
     "transpose", "flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile", "as_strided", "numel",
-    "clone", "t", "std_mean", "cov", "multinomial", "logsumexp",
+    "clone", "t", "std_mean", "cov", "multinomial", "logsumexp", "trunc", "fix", "floor", "ceil", "round",
+    "sign", "isnan", "isinf", "isfinite", "any", "all", "softmax", "log_softmax", "divide", "clip", "movedim",
+    "moveaxis", "repeat_interleave", "tensor_split", "rot90", "nonzero", "median", "var_mean",
 )
 
 
@@ -28,7 +30,6 @@ def _function(name):
 
 for _name in _METHODS:
     globals()[_name] = _function(_name)
-clip = globals()["clamp"]
 
 
 def einsum(equation, *operands):
@@ -92,4 +93,4 @@ def einsum(equation, *operands):
     return product.sum(summed) if summed else product  # one operand, nothing summed: a view, as in torch
 
 
-__all__ = list(_METHODS) + ["clip", "einsum"]
+__all__ = list(_METHODS) + ["einsum"]

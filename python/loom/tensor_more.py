@@ -1,0 +1,304 @@
+"""Tensor methods training scripts use that loom composes from its own ops in
+Python, with torch's results: rounding (trunc, floor, ceil, round half to
+even, sign; exact, signed zeros kept), value tests (isnan, isinf, isfinite,
+any, all), softmax spellings, div's rounding_mode, clamp and masked_fill with
+tensors, sum and mean with dtype=, sort and topk results with names, and
+shaping helpers (movedim, repeat_interleave, tensor_split, rot90), nonzero,
+median, var_mean, detach_."""
+import collections
+
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from . import nn as _nn
+from .tensor import _MinMax, _correction, _inplace
+
+_dt = _C.dtype
+_Sorted = collections.namedtuple("_Sorted", ["values", "indices"])
+
+
+def _method(fn):
+    setattr(Tensor, fn.__name__, fn)
+    return fn
+
+
+def _zeros_like(x, dtype):
+    return _C.full(list(x.shape), 0, dtype)
+
+
+# ---- rounding: exact, through fmod (the remainder is exact in floating point)
+@_method
+def trunc(self):
+    if not self.dtype.is_floating_point:
+        return self.clone()
+    t = self - self.fmod(1)
+    t = (self - self == 0).where(t, self)  # inf and nan stay
+    return (t == 0).where(self * 0, t)     # a zero keeps the input's sign
+
+
+@_method
+def floor(self):
+    t = self.trunc()
+    return t if not self.dtype.is_floating_point else (self < t).where(t - 1, t)
+
+
+@_method
+def ceil(self):
+    t = self.trunc()
+    return t if not self.dtype.is_floating_point else (self > t).where(t + 1, t)
+
+
+@_method
+def round(self, decimals=0):
+    if decimals:
+        raise NotImplementedError("Tensor.round(decimals=) is not supported by loom")
+    t = self.trunc()
+    if not self.dtype.is_floating_point:
+        return t
+    frac = self - t
+    step = (frac > 0).where(_C.full([], 1, self.dtype), _C.full([], -1, self.dtype))
+    half = frac.abs() == 0.5
+    odd = t.fmod(2) != 0
+    up = (frac.abs() > 0.5).logical_or(half.logical_and(odd))
+    return up.where(t + step, t)
+
+
+@_method
+def sign(self):
+    if self.dtype == _dt.bool:
+        return self.clone()
+    one = _C.full([], 1, self.dtype)
+    zero = _zeros_like(self, self.dtype)
+    return (self > 0).where(one, (self < 0).where(-one if self.dtype != _dt.uint8 else zero, zero))
+
+
+fix = Tensor.trunc
+for _name in ("trunc", "floor", "ceil", "round", "sign", "tril", "triu"):
+    setattr(Tensor, _name + "_", _inplace(_name))
+
+
+# ---- value tests
+@_method
+def isnan(self):
+    return self != self if self.dtype.is_floating_point else _zeros_like(self, _dt.bool)
+
+
+@_method
+def isinf(self):
+    return self.abs() == float("inf") if self.dtype.is_floating_point else _zeros_like(self, _dt.bool)
+
+
+@_method
+def isfinite(self):
+    return self - self == 0 if self.dtype.is_floating_point else _zeros_like(self, _dt.bool).logical_not()
+
+
+def _count(x, dim, keepdim):
+    return x.sum() if dim is None else x.sum(dim, keepdim)
+
+
+@_method
+def any(self, dim=None, keepdim=False):
+    out = _count(self != 0, dim, keepdim) > 0
+    return out._cast(_dt.uint8) if self.dtype == _dt.uint8 else out
+
+
+@_method
+def all(self, dim=None, keepdim=False):
+    out = _count(self == 0, dim, keepdim) == 0
+    return out._cast(_dt.uint8) if self.dtype == _dt.uint8 else out
+
+
+# ---- softmax spellings
+@_method
+def softmax(self, dim, dtype=None):
+    return _nn.softmax(self if dtype is None else self._cast(dtype), dim)
+
+
+@_method
+def log_softmax(self, dim, dtype=None):
+    return _nn.log_softmax(self if dtype is None else self._cast(dtype), dim)
+
+
+# ---- arguments the C++ methods do not take
+_div, _clamp, _masked_fill, _sum, _mean = Tensor.div, Tensor.clamp, Tensor.masked_fill, Tensor.sum, Tensor.mean
+_sort, _topk = Tensor.sort, Tensor.topk
+
+
+@_method
+def div(self, other, rounding_mode=None):
+    """torch.div: true division, or rounded toward zero ('trunc') or -inf ('floor')."""
+    if rounding_mode is None:
+        return _div(self, other)
+    if rounding_mode == "floor":
+        return self.floor_divide(other)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    q = self.floor_divide(other)
+    if q.dtype.is_floating_point:
+        return _div(self, other).trunc()
+    other_t = other if isinstance(other, Tensor) else _C.full([], other, q.dtype)
+    # floor and trunc differ where the remainder is nonzero and the signs differ
+    fix_up = (self.remainder(other) != 0).logical_and((self < 0) != (other_t < 0))
+    return fix_up.where(q + 1, q)
+
+
+Tensor.divide = div
+
+
+@_method
+def clamp(self, min=None, max=None):
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return _clamp(self, min, max)
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = self
+    if min is not None:
+        out = out.maximum(min if isinstance(min, Tensor) else _C.full([], min, self.dtype))
+    if max is not None:
+        out = out.minimum(max if isinstance(max, Tensor) else _C.full([], max, self.dtype))
+    return out
+
+
+Tensor.clip = clamp
+
+
+@_method
+def masked_fill(self, mask, value):
+    if not isinstance(value, Tensor):
+        return _masked_fill(self, mask, value)
+    if value.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    return mask.where(value._cast(self.dtype), self)
+
+
+@_method
+def sum(self, dim=None, keepdim=False, dtype=None):
+    return _sum(self if dtype is None else self._cast(dtype), dim, keepdim)
+
+
+@_method
+def mean(self, dim=None, keepdim=False, dtype=None):
+    return _mean(self if dtype is None else self._cast(dtype), dim, keepdim)
+
+
+@_method
+def sort(self, dim=-1, descending=False, stable=False):
+    return _Sorted(*_sort(self, dim, descending))
+
+
+@_method
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    return _Sorted(*_topk(self, k, dim, largest, sorted))
+
+
+# ---- shaping
+@_method
+def movedim(self, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    n = self.ndim
+    src, dst = [d % n if n else 0 for d in src], [d % n if n else 0 for d in dst]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    return self.permute(*[o if o is not None else next(rest) for o in order])
+
+
+Tensor.moveaxis = movedim
+
+
+@_method
+def repeat_interleave(self, repeats, dim=None, output_size=None):
+    x = self.flatten() if dim is None else self
+    d = 0 if dim is None else dim % max(x.ndim, 1)
+    if isinstance(repeats, Tensor):
+        reps = repeats.numpy().reshape(-1).tolist()
+        if len(reps) == 1:
+            repeats = int(reps[0])
+        else:
+            picks = np.repeat(np.arange(x.shape[d]), reps)
+            return x.index_select(d, _C.from_numpy(picks.astype(np.int64)))
+    shape = list(x.shape)
+    y = x.unsqueeze(d + 1).expand(*(shape[:d + 1] + [repeats] + shape[d + 1:]))
+    return y.flatten(d, d + 1)
+
+
+@_method
+def tensor_split(self, indices_or_sections, dim=0):
+    n = self.shape[dim]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        bounds = np.cumsum([0] + sizes).tolist()
+    else:
+        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+    return tuple(self.slice(dim, bounds[i], max(bounds[i], bounds[i + 1])) for i in range(len(bounds) - 1))
+
+
+@_method
+def rot90(self, k=1, dims=(0, 1)):
+    d0, d1 = dims
+    k %= 4
+    if k == 1:
+        return self.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return self.flip(d0, d1)
+    if k == 3:
+        return self.flip(d0).transpose(d0, d1)
+    return self.clone()
+
+
+# ---- values read on the host, as torch reads them
+@_method
+def nonzero(self, as_tuple=False):
+    where = np.nonzero(self.numpy())
+    if as_tuple:
+        return tuple(_C.from_numpy(w.astype(np.int64)) for w in where)
+    return _C.from_numpy(np.stack(where, axis=1).astype(np.int64).reshape(-1, self.ndim))
+
+
+@_method
+def median(self, dim=None, keepdim=False):
+    """The lower of the two middle values (torch's median), over all elements or along dim."""
+    if dim is None:
+        flat = self.flatten()
+        return flat.sort()[0][(flat.numel() - 1) // 2]
+    values, indices = self.sort(dim)
+    mid = (self.shape[dim] - 1) // 2
+    values, indices = values.slice(dim, mid, mid + 1), indices.slice(dim, mid, mid + 1)
+    return _MinMax(values if keepdim else values.squeeze(dim), indices if keepdim else indices.squeeze(dim))
+
+
+_var, _std = Tensor.var, Tensor.std
+
+
+@_method
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var(self, dim, _correction(unbiased, correction), keepdim)
+
+
+@_method
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _std(self, dim, _correction(unbiased, correction), keepdim)
+
+
+@_method
+def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return self.var(dim, _correction(unbiased, correction), keepdim), self.mean(dim, keepdim)
+
+
+@_method
+def detach_(self):
+    """Makes this handle its detached value (torch: the tensor leaves the graph in place)."""
+    self._set_data(self.detach())
+    return self
