@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages loom needs. A no-op (no apt-get at all)
-# when everything is installed already, so ci/test.sh can always call it.
+# Installs the Debian 12 packages loom needs, and any named as arguments
+# (ci/train.sh adds the dataset, tqdm and matplotlib). A no-op (no apt-get at
+# all) when everything is installed already, so ci/test.sh can always call it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -15,6 +16,7 @@ packages=(
   # Without it libtorch's matmul uses Debian's reference BLAS (~5 GFLOP/s
   # instead of ~160-190 on 2 cores) and every matmul comparison crawls.
   libopenblas0-pthread
+  "$@"
 )
 
 missing=()

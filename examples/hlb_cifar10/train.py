@@ -15,7 +15,8 @@ moving average of the weights, and flipped test-time augmentation.
 Environment: DATA (a folder holding cifar-10-batches-py; default data),
 STEPS (stop after this many steps; default: the whole schedule), BS (batch
 size, 512), EPOCHS (10), WIDTH (base width, 64), SEED (0), PLOT (write a
-loss/accuracy plot to this .png path).
+loss/accuracy plot to this .png path), PROGRESS (1: a tqdm progress bar per
+epoch, where tqdm is installed).
 """
 import copy
 import math
@@ -35,6 +36,7 @@ EPOCHS = float(os.environ.get("EPOCHS", "10"))
 WIDTH = int(os.environ.get("WIDTH", "64"))
 SEED = int(os.environ.get("SEED", "0"))
 PLOT = os.environ.get("PLOT")
+PROGRESS = os.environ.get("PROGRESS") == "1"
 
 HYP = {
     "lr": 1.525 / 512, "bias_lr": 1.525 * 64 / 512,           # per summed-loss unit
@@ -243,6 +245,17 @@ def evaluate(net, data, batch_size):
     return losses / max(n, 1), hits / max(n, 1)
 
 
+def progress(total, desc):
+    """A tqdm bar over an epoch's steps when PROGRESS=1 and tqdm is there, else None."""
+    if not PROGRESS:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="step", leave=False)
+
+
 def main():
     torch.manual_seed(SEED)
     data = load_data(DATA)
@@ -259,7 +272,7 @@ def main():
     opt, sched = make_optimizer(net, total_steps)
     loss_fn = make_loss()
     ema, ema_start = None, math.floor(EPOCHS) - HYP["ema_epochs"]
-    history, step, elapsed = [], 0, 0.0
+    history, curve, step, elapsed = [], [], 0, 0.0
     test_batch = min(1000, data["test"][0].shape[0])
     print(f"train {train_x.shape[0]} images, test {data['test'][0].shape[0]}, batch {BS}, "
           f"{total_steps} steps, width {WIDTH}")
@@ -271,15 +284,22 @@ def main():
         if epoch >= EPOCHS - HYP["cutmix_epochs"]:
             images, targets = cutmix(images, targets, HYP["cutmix_size"])
         train_loss = train_acc = float("nan")
+        bar = progress(min(steps_per_epoch, total_steps - step), f"epoch {epoch}")
         for x, y in batches(images, targets, BS, shuffle=True):
             loss, out = train_step(net, opt, sched, loss_fn, x, y)
             step += 1
             train_loss = loss.item() / 512
             train_acc = accuracy(out.detach(), y)
+            curve.append((step, train_loss, train_acc))
             if epoch >= ema_start:
                 ema = update_ema(ema, net, step, total_steps)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{train_loss:.3f}", acc=f"{train_acc:.3f}")
             if step >= total_steps:
                 break
+        if bar is not None:
+            bar.close()
         elapsed += time.time() - start
         val_loss, val_acc = evaluate(net, data["test"], test_batch)
         ema_acc = evaluate(ema.net, data["test"], test_batch)[1] if ema is not None else float("nan")
@@ -293,18 +313,15 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        steps_, tl, ta, vl, va = zip(*history)
+        steps_, tl, ta = zip(*curve)
+        epochs_, _, _, vl, va = zip(*history)
         fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-        a.plot(steps_, tl, label="train")
-        a.plot(steps_, vl, label="val")
-        a.set_xlabel("step")
-        a.set_ylabel("loss")
-        a.legend()
-        b.plot(steps_, ta, label="train")
-        b.plot(steps_, va, label="val")
-        b.set_xlabel("step")
-        b.set_ylabel("accuracy")
-        b.legend()
+        for ax, train, val, name in ((a, tl, vl, "loss"), (b, ta, va, "accuracy")):
+            ax.plot(steps_, train, label="train (each step's batch)", linewidth=0.8)
+            ax.plot(epochs_, val, "o-", label="test (end of epoch)")
+            ax.set_xlabel("step")
+            ax.set_ylabel(name)
+            ax.legend()
         fig.savefig(PLOT)
         print(f"plot written to {PLOT}")
     return history

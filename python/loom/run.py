@@ -1,10 +1,12 @@
-"""python3 -m loom.run script.py [args...]: runs an unmodified PyTorch script on loom.
+"""python3 -m loom.run [--stats] script.py [args...]: runs an unmodified PyTorch script on loom.
 
 `import torch` and `import torchvision` (and their submodules) in the script load
 loom's shim (loom/shim) instead: a meta path finder placed first on sys.meta_path
 answers for those names with the shim's modules, so `torch.nn` is
 `loom.shim.torch.nn`, one module object under both names. Only this process is
-affected; the real torch stays importable everywhere else.
+affected; the real torch stays importable everywhere else. --stats prints
+the engine's counters when the script ends (kernels run and compiled,
+schedules and their cache hits, time in realize and in kernels).
 """
 import importlib
 import importlib.abc
@@ -55,11 +57,23 @@ def install():
         sys.meta_path.insert(0, ShimFinder())
 
 
+def print_stats():
+    from loom import run_stats
+    s = run_stats()
+    print(f"loom: {s['kernels_run']} kernels run, {s['kernels_compiled']} compiled, {s['schedules']} schedules "
+          f"({s['schedule_hits']} from the cache), {s['realize_seconds']:.1f} s in realize of which "
+          f"{s['kernel_seconds']:.1f} s in kernels", file=sys.stderr)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--stats":
+        import atexit
+        atexit.register(print_stats)
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python3 -m loom.run script.py [args...]\n"
-              "       python3 -m loom.run -m module [args...]", file=sys.stderr)
+        print("usage: python3 -m loom.run [--stats] script.py [args...]\n"
+              "       python3 -m loom.run [--stats] -m module [args...]", file=sys.stderr)
         return 2
     install()
     if argv[0] == "-m":
