@@ -2,6 +2,7 @@
 real torch stays what `import torch` gives every other process."""
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -49,6 +50,19 @@ def test_runner_runs_an_unmodified_torch_script(tmp_path):
     losses = [float(line.split()[-1]) for line in lines if line.startswith("step ")]
     assert len(losses) == 3 and all(math.isfinite(v) and 0 < v < 10 for v in losses), run.stdout
     assert lines[-1] == "torch is 1.13.1+loom ['--flag', '1']"
+
+
+def test_runner_prints_the_engines_counters_with_stats(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    run = subprocess.run([sys.executable, "-m", "loom.run", "--stats", str(script)], capture_output=True, text=True,
+                         env=_env(), timeout=600)
+    assert run.returncode == 0, run.stderr
+    counts = re.search(r"loom: (\d+) kernels run, (\d+) compiled, (\d+) schedules \((\d+) from the cache\)",
+                       run.stderr)
+    assert counts, run.stderr
+    kernels, _, schedules, hits = (int(g) for g in counts.groups())
+    assert kernels > 0 and schedules > 0 and hits <= schedules
 
 
 def test_runner_reports_unsupported_modules_and_leaves_other_processes_alone(tmp_path):
