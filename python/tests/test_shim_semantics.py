@@ -392,3 +392,21 @@ def test_tensor_split_and_detach_like_torch():
         y = m.ones(2, requires_grad=True) * 2
         y.detach_()
         assert not y.requires_grad and y.grad_fn is None
+
+
+def test_zero_grad_defaults_follow_the_torch_the_shim_presents():
+    assert lt.__version__.startswith(torch.__version__[:4])  # both 1.13
+    got = []
+    for m in (torch, lt):
+        net = m.nn.Linear(3, 2)
+        opt = m.optim.SGD(net.parameters(), lr=0.1, weight_decay=0.1)
+        net(m.ones(4, 3)).sum().backward()
+        opt.zero_grad()
+        after_opt = net.weight.grad
+        net(m.ones(4, 3)).sum().backward()
+        net.zero_grad()
+        got.append((after_opt is None, None if after_opt is None else after_opt.numpy().copy(),
+                    net.bias.grad is None))
+    assert got[1][0] == got[0][0] and got[1][2] == got[0][2]
+    if got[0][1] is not None:
+        np.testing.assert_array_equal(got[1][1], got[0][1])

@@ -293,8 +293,8 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
-        """set_to_none defaults to True, as in torch 2."""
+    def zero_grad(self, set_to_none=False):
+        """set_to_none defaults to False, as in torch 1.13 (the version the shim presents)."""
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:

@@ -60,7 +60,8 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none=False):
+        """set_to_none defaults to False, as in torch 1.13 (the version the shim presents)."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
