@@ -410,3 +410,33 @@ def test_zero_grad_defaults_follow_the_torch_the_shim_presents():
     assert got[1][0] == got[0][0] and got[1][2] == got[0][2]
     if got[0][1] is not None:
         np.testing.assert_array_equal(got[1][1], got[0][1])
+
+
+INTERPOLATIONS = [dict(scale_factor=2, mode="nearest"), dict(size=(3, 4), mode="nearest"),
+                  dict(size=(8, 11), mode="nearest"), dict(scale_factor=(0.5, 2.5), mode="nearest"),
+                  dict(scale_factor=2, mode="bilinear", align_corners=False),
+                  dict(size=(8, 11), mode="bilinear", align_corners=True),
+                  dict(size=(3, 4), mode="bilinear"), dict(scale_factor=1.5, mode="bilinear")]
+
+
+@pytest.mark.parametrize("case", range(len(INTERPOLATIONS)))
+def test_interpolate_matches_torch_with_gradients(case, rng):
+    kw = INTERPOLATIONS[case]
+    x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    results = []
+    for m in (torch, lt):
+        xi = m.from_numpy(x.copy()).requires_grad_()
+        out = m.nn.functional.interpolate(xi, **kw)
+        w = m.from_numpy(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape)))
+        (out * w).sum().backward()
+        results.append((out.detach().numpy(), xi.grad.numpy()))
+    for got, want in zip(results[1], results[0]):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    y = rng.standard_normal((2, 3, 6)).astype(np.float32)
+    _same(lt.nn.functional.interpolate(lt.from_numpy(y), scale_factor=3),
+          torch.nn.functional.interpolate(torch.from_numpy(y), scale_factor=3))
+    np.testing.assert_allclose(
+        lt.nn.functional.interpolate(lt.from_numpy(y), size=4, mode="linear", align_corners=True).numpy(),
+        torch.nn.functional.interpolate(torch.from_numpy(y), size=4, mode="linear", align_corners=True).numpy(),
+        rtol=1e-5, atol=1e-6)

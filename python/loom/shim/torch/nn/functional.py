@@ -1,6 +1,8 @@
 """torch.nn.functional on loom.nn, with torch's signatures (the legacy
 size_average/reduce arguments are accepted when None)."""
 
+import numpy as np
+
 from loom import Tensor, cat
 from loom import nn as _f
 from loom.shim import unsupported
@@ -184,6 +186,65 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def one_hot(tensor, num_classes=-1):
     return tensor.one_hot(num_classes)
+
+
+def _source_index(out_size, in_size, scale_factor, align_corners, nearest):
+    """torch's source coordinate of each output position along one dim (float32, as its kernels compute it)."""
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    elif scale_factor is not None:
+        scale = 1.0 / scale_factor
+    else:
+        scale = in_size / out_size
+    dst = np.arange(out_size, dtype=np.float32)
+    scale = np.float32(scale)
+    if nearest:
+        return np.minimum(np.floor(dst * scale).astype(np.int64), in_size - 1)
+    src = dst * scale if align_corners else np.maximum(scale * (dst + np.float32(0.5)) - np.float32(0.5), 0)
+    return src.astype(np.float32)
+
+
+def _resize_dim(x, dim, out_size, scale_factor, mode, align_corners):
+    from loom import from_numpy
+    n = x.shape[dim]
+    if mode == "nearest":
+        return x.index_select(dim, from_numpy(_source_index(out_size, n, scale_factor, False, True)))
+    src = _source_index(out_size, n, scale_factor, align_corners, False)
+    lo = np.floor(src).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = (src - lo).astype(np.float32)
+    shape = [1] * x.ndim
+    shape[dim] = out_size
+    w1 = from_numpy(frac.reshape(shape))._cast(x.dtype)
+    return x.index_select(dim, from_numpy(lo)) * (1 - w1) + x.index_select(dim, from_numpy(hi)) * w1
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """torch.nn.functional.interpolate for 'nearest', 'linear', 'bilinear' over the trailing (spatial) dims."""
+    modes = {"nearest": 1, "linear": 1, "bilinear": 2}
+    spatial = input.ndim - 2
+    if mode not in modes and mode not in ("trilinear", "bicubic", "area", "nearest-exact"):
+        raise NotImplementedError(f"Got {mode} mode, which is not a valid interpolation mode")
+    if mode not in modes or antialias or recompute_scale_factor:
+        raise NotImplementedError(f"torch.nn.functional.interpolate(mode={mode!r}, antialias, "
+                                  f"recompute_scale_factor) is not supported by loom")
+    if mode != "nearest" and modes[mode] != spatial:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {modes[mode] + 2}D input")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    sizes = [size] * spatial if isinstance(size, int) else list(size) if size is not None else None
+    scales = [scale_factor] * spatial if isinstance(scale_factor, (int, float)) else \
+        list(scale_factor) if scale_factor is not None else [None] * spatial
+    if sizes is None:
+        sizes = [int(np.floor(input.shape[2 + i] * scales[i])) for i in range(spatial)]
+    out = input
+    for i in range(spatial):
+        out = _resize_dim(out, 2 + i, sizes[i], scales[i], mode, bool(align_corners))
+    return out
 
 
 def pad(input, pad, mode="constant", value=None):
