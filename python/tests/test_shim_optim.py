@@ -79,6 +79,14 @@ def test_adam_matches_torch_step_by_step(name, kwargs, rng):
     assert opt_l.state[p_l]["step"].item() == opt_t.state[p_t]["step"].item()
 
 
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=1e-2), dict(maximize=True)])
+def test_adadelta_matches_torch_step_by_step(kwargs, rng):
+    opt_t, opt_l = _run_twins(rng, lambda t, ps: t.optim.Adadelta(ps, **kwargs))
+    p_t, p_l = opt_t.param_groups[0]["params"][0], opt_l.param_groups[0]["params"][0]
+    for key in ("square_avg", "acc_delta"):
+        np.testing.assert_array_equal(opt_l.state[p_l][key].numpy(), opt_t.state[p_t][key].numpy())
+
+
 def test_user_optimizer_subclass_with_state_and_groups(rng):
     def make(t, params):
         class SignSGD(t.optim.Optimizer):

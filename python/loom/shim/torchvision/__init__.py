@@ -1,4 +1,4 @@
-"""`torchvision` on loom: datasets.CIFAR10 (local files only) and the
+"""`torchvision` on loom: datasets.CIFAR10, MNIST, FashionMNIST (local files only) and the
 transforms a CIFAR script uses (Compose, ToTensor, Normalize). Any other name
 raises NotImplementedError naming it."""
 from loom.shim import unsupported

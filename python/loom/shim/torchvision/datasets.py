@@ -1,4 +1,6 @@
-"""torchvision.datasets on loom: CIFAR10 from a local cifar-10-batches-py."""
+"""torchvision.datasets on loom: CIFAR10 from a local cifar-10-batches-py,
+MNIST and FashionMNIST from local idx files. Nothing is downloaded."""
+import gzip
 import os
 import pickle
 
@@ -45,3 +47,72 @@ class CIFAR10:
         if self.target_transform is not None:
             target = self.target_transform(target)
         return image, target
+
+
+def _read_idx(path):
+    """An idx file of unsigned bytes (gzip or not): the array it holds."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    if raw[:3] != b"\x00\x00\x08":
+        raise RuntimeError(f"{path}: not an idx file of unsigned bytes")
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim))
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+
+
+class MNIST:
+    """torchvision.datasets.MNIST over ROOT/MNIST/raw (the idx files, gzip or
+    not; with download=True they must already be there). Items are (HW uint8
+    image array, int label) after transform / target_transform; `data` and
+    `targets` are tensors, as torchvision's."""
+
+    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
+               "8 - eight", "9 - nine"]
+
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        self.root, self.train = os.path.expanduser(root), train
+        self.transform, self.target_transform = transform, target_transform
+        prefix = "train" if train else "t10k"
+        # items are read from these host arrays: no engine work per item
+        self._images = self._load(f"{prefix}-images-idx3-ubyte")
+        self._labels = self._load(f"{prefix}-labels-idx1-ubyte").astype(np.int64)
+
+    @property
+    def data(self):
+        import loom
+        return loom.from_numpy(self._images.copy())
+
+    @property
+    def targets(self):
+        import loom
+        return loom.from_numpy(self._labels.copy())
+
+    @property
+    def raw_folder(self):
+        return os.path.join(self.root, type(self).__name__, "raw")
+
+    def _load(self, name):
+        for path in (os.path.join(self.raw_folder, name), os.path.join(self.raw_folder, name + ".gz")):
+            if os.path.isfile(path):
+                return _read_idx(path)
+        raise RuntimeError(f"{type(self).__name__}: {os.path.join(self.raw_folder, name)} not found. loom does not "
+                           f"download datasets: put the idx files (gzip or not) in {self.raw_folder}")
+
+    def __len__(self):
+        return len(self._labels)
+
+    def __getitem__(self, index):
+        image, target = self._images[index], int(self._labels[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+
+class FashionMNIST(MNIST):
+    """torchvision.datasets.FashionMNIST over ROOT/FashionMNIST/raw (Debian's dataset-fashion-mnist has the files)."""
+
+    classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+               "Ankle boot"]

@@ -5,6 +5,7 @@ import loom
 from loom.shim import unsupported
 
 __getattr__ = unsupported(__name__)
+_NUMPY = {loom.float16: np.float16, loom.float32: np.float32, loom.float64: np.float64}
 
 
 class Compose:
@@ -42,10 +43,12 @@ class Normalize:
         if t.ndim < 3:
             raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
                              f"{tuple(t.shape)}")
+        # the zero check on the host values (a read of the tensor would realize it on every call)
+        host_std = self.std.numpy() if isinstance(self.std, loom.Tensor) else np.asarray(self.std, dtype=np.float64)
+        if (host_std.astype(_NUMPY.get(t.dtype, np.float32)) == 0).any():
+            raise ValueError(f"std evaluated to zero after conversion to {t.dtype}, leading to division by zero.")
         mean = loom.as_tensor(self.mean, dtype=t.dtype)
         std = loom.as_tensor(self.std, dtype=t.dtype)
-        if (std == 0).sum()._item():
-            raise ValueError(f"std evaluated to zero after conversion to {t.dtype}, leading to division by zero.")
         if mean.ndim == 1:
             mean = mean.reshape(-1, 1, 1)
         if std.ndim == 1:
