@@ -190,3 +190,21 @@ def test_scheduler_state_dict_round_trip():
     sched2 = lt.optim.lr_scheduler.OneCycleLR(opt2, max_lr=1.0, total_steps=10)
     sched2.load_state_dict(state)
     assert sched2.last_epoch == 3 and math.isclose(sched2.get_last_lr()[0], sched.get_last_lr()[0])
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Adadelta"])
+def test_step_with_a_closure_returns_its_loss_as_torch(name):
+    results = []
+    for m in (torch, lt):
+        w = m.nn.Parameter(m.from_numpy(np.array([1.0, -2.0, 0.5], np.float32)))
+        opt = getattr(m.optim, name)([w], lr=0.1)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+        loss = opt.step(closure)
+        results.append((float(loss), w.detach().numpy().copy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])

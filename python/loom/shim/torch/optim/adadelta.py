@@ -1,5 +1,5 @@
 """torch.optim.Adadelta (torch's single-tensor algorithm)."""
-from loom import enable_grad, no_grad, zeros_like
+from loom import no_grad, zeros_like
 from loom.shim import unsupported
 from .optimizer import Optimizer
 
@@ -21,10 +21,7 @@ class Adadelta(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._loss_of(closure)
         for group in self.param_groups:
             lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
             for p in group["params"]:

@@ -1,7 +1,7 @@
 """torch.optim.Adam and AdamW (torch's single-tensor algorithm; amsgrad too)."""
 import math
 
-from loom import enable_grad, no_grad, tensor, zeros_like
+from loom import no_grad, tensor, zeros_like
 from loom.shim import unsupported
 from .optimizer import Optimizer
 
@@ -25,10 +25,7 @@ class Adam(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._loss_of(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]

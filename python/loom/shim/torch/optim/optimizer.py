@@ -3,7 +3,7 @@ per-parameter state, zero_grad, state_dict. Subclasses write step()."""
 import collections
 import weakref
 
-from loom import Tensor, realize_all
+from loom import Tensor, enable_grad, realize_all
 from loom.shim import unsupported
 
 
@@ -69,6 +69,14 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _loss_of(closure):
+        """The closure's loss, computed with grad enabled, as torch's step(closure) does; None without one."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def _finish_step(self):
         """Realizes every updated parameter and state tensor together, so the next step starts from buffers."""

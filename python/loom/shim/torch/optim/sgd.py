@@ -1,6 +1,6 @@
 """torch.optim.SGD: momentum, dampening, nesterov, weight_decay, maximize;
 `foreach` is accepted (one update per parameter, then one realize for all)."""
-from loom import enable_grad, no_grad
+from loom import no_grad
 from loom.shim import unsupported
 from .optimizer import Optimizer, required
 
@@ -22,10 +22,7 @@ class SGD(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._loss_of(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov = group["weight_decay"], group["nesterov"]
