@@ -73,8 +73,8 @@ def sign(self):
     return (self > 0).where(one, (self < 0).where(-one if self.dtype != _dt.uint8 else zero, zero))
 
 
-fix = Tensor.trunc
-for _name in ("trunc", "floor", "ceil", "round", "sign", "tril", "triu"):
+Tensor.fix = Tensor.trunc
+for _name in ("trunc", "fix", "floor", "ceil", "round", "sign", "tril", "triu"):
     setattr(Tensor, _name + "_", _inplace(_name))
 
 

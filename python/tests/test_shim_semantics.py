@@ -336,7 +336,7 @@ _SPECIAL = np.array([[-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5], [0.49999997, 
 _INTS = np.array([[-7, -6, -5, -1, 0, 1, 5, 7]], np.int64)
 
 COMPOSED = [
-    ("trunc", lambda m, x: x.trunc()), ("floor", lambda m, x: m.floor(x)), ("ceil", lambda m, x: x.ceil()),
+    ("trunc", lambda m, x: x.trunc()), ("fix", lambda m, x: m.fix(x)), ("floor", lambda m, x: m.floor(x)), ("ceil", lambda m, x: x.ceil()),
     ("round", lambda m, x: m.round(x)), ("sign", lambda m, x: x.sign()), ("isnan", lambda m, x: m.isnan(x)),
     ("isinf", lambda m, x: x.isinf()), ("isfinite", lambda m, x: m.isfinite(x)),
     ("any", lambda m, x: (x > 2).any()), ("any dim", lambda m, x: (x > 2).any(1)),
