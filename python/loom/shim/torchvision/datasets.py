@@ -11,6 +11,15 @@ from loom.shim import unsupported
 __getattr__ = unsupported(__name__)
 
 
+def _transformed(dataset, image, target):
+    """An item after the dataset's transform and target_transform, where set."""
+    if dataset.transform is not None:
+        image = dataset.transform(image)
+    if dataset.target_transform is not None:
+        target = dataset.target_transform(target)
+    return image, target
+
+
 class CIFAR10:
     """torchvision.datasets.CIFAR10 over ROOT/cifar-10-batches-py. Nothing is
     downloaded: with download=True the files must already be there. Items are
@@ -41,12 +50,7 @@ class CIFAR10:
         return len(self.targets)
 
     def __getitem__(self, index):
-        image, target = self.data[index], self.targets[index]
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
+        return _transformed(self, self.data[index], self.targets[index])
 
 
 def _read_idx(path):
@@ -103,12 +107,7 @@ class MNIST:
         return len(self._labels)
 
     def __getitem__(self, index):
-        image, target = self._images[index], int(self._labels[index])
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
+        return _transformed(self, self._images[index], int(self._labels[index]))
 
 
 class FashionMNIST(MNIST):

@@ -24,11 +24,7 @@ class Adadelta(Optimizer):
         loss = self._loss_of(closure)
         for group in self.param_groups:
             lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad if not group["maximize"] else -p.grad
-                state = self.state[p]
+            for p, grad, state in self._with_grads(group):
                 if not state:
                     state["step"] = 0
                     state["square_avg"] = zeros_like(p)

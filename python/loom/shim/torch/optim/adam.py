@@ -29,11 +29,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad if not group["maximize"] else -p.grad
-                state = self.state[p]
+            for p, grad, state in self._with_grads(group):
                 if not state:
                     state["step"] = tensor(0.0)
                     state["exp_avg"] = zeros_like(p)

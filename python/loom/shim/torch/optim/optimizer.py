@@ -70,6 +70,13 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def _with_grads(self, group):
+        """(param, gradient, state) for each param of the group that has a
+        gradient; the gradient negated where the group maximizes."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, (-p.grad if group.get("maximize") else p.grad), self.state[p]
+
     @staticmethod
     def _loss_of(closure):
         """The closure's loss, computed with grad enabled, as torch's step(closure) does; None without one."""
