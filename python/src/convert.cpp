@@ -31,25 +31,30 @@ py::object from_scalar(const Scalar &s) {
   }
 }
 
-Tensor operand(const Tensor &like, py::handle other) {
-  if (py::isinstance<Tensor>(other)) return other.cast<Tensor>();
-  auto s = to_scalar(other);
-  if (!s)
-    throw py::type_error("expected a Tensor or a number, got " +
-                         py::str(py::type::handle_of(other).attr("__name__")).cast<std::string>());
-  return Tensor::full(like.shape(), *s, result_type(like.dtype(), *s));
+namespace {
+
+// A Python number as a Scalar; a TypeError naming what else it is.
+Scalar number(py::handle h) {
+  if (auto s = to_scalar(h)) return *s;
+  throw py::type_error("expected a Tensor or a number, got " +
+                       py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>());
 }
 
-Tensor scalar_tensor(py::handle number) {
-  const auto s = to_scalar(number);
-  if (!s)
-    throw py::type_error("expected a Tensor or a number, got " +
-                         py::str(py::type::handle_of(number).attr("__name__")).cast<std::string>());
+}  // namespace
+
+Tensor operand(const Tensor &like, py::handle other) {
+  if (py::isinstance<Tensor>(other)) return other.cast<Tensor>();
+  const Scalar s = number(other);
+  return Tensor::full(like.shape(), s, result_type(like.dtype(), s));
+}
+
+Tensor scalar_tensor(py::handle h) {
+  const Scalar s = number(h);
   // torch's dtype of a Python number: bool, int64, or the default float32.
-  const DType dt = s->kind == Scalar::Kind::Bool  ? DType::Bool
-                   : s->kind == Scalar::Kind::Int ? DType::Int64
-                                                  : DType::Float32;
-  return Tensor::full({}, *s, dt);
+  const DType dt = s.kind == Scalar::Kind::Bool  ? DType::Bool
+                   : s.kind == Scalar::Kind::Int ? DType::Int64
+                                                 : DType::Float32;
+  return Tensor::full({}, s, dt);
 }
 
 py::dtype numpy_dtype(DType dt) {

@@ -115,17 +115,28 @@ Tensor Tensor::floor_divide(const Tensor &o) const {
   return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q))), d.q));
 }
 
+namespace {
+
+using BinaryFn = Tensor (*)(const Tensor &, const Tensor &);
+
+// A floating remainder r = a - q(a, b) * b and torch's gradient of it: g for
+// a, -g * q(a, b) for b (the quotient has no gradient of its own).
+Tensor floating_remainder(const Tensor &a, const Tensor &b, DType dt, const char *node, const char *op, BinaryFn r,
+                          BinaryFn q) {
+  return autograd::apply(
+      node, {a, b}, [&] { return floating(a, b, dt, r, op); },
+      [x = autograd::Saved(a, node, b.requires_grad()), y = autograd::Saved(b, node, b.requires_grad()),
+       q](const Tensor &g, const Tensor &) { return autograd::Grads{g, g.neg().mul(q(x.get(), y.get()))}; });
+}
+
+}  // namespace
+
 Tensor Tensor::remainder(const Tensor &o) const {
   DType dt = result_type(*this, o);
   if (dt == DType::Bool) unsupported_dtype("remainder", dt);
-  if (is_float(dt))
-    return autograd::apply(
-        "RemainderBackward", {*this, o}, [&] { return floating(*this, o, dt, float_remainder, "remainder"); },
-        // torch: self gets grad, other gets -grad * floor(self / other) (floor_divide has no gradient).
-        [a = autograd::Saved(*this, "RemainderBackward", o.requires_grad()),
-         b = autograd::Saved(o, "RemainderBackward", o.requires_grad())](const Tensor &g, const Tensor &) {
-          return autograd::Grads{g, g.neg().mul(a.get().floor_divide(b.get()))};
-        });
+  if (is_float(dt))  // the quotient rounds toward -inf
+    return floating_remainder(*this, o, dt, "RemainderBackward", "remainder", float_remainder,
+                              [](const Tensor &a, const Tensor &b) { return a.floor_divide(b); });
   Division d = divide(*this, o, dt, "remainder");
   return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Add, d.r, d.b), d.r));
 }
@@ -133,14 +144,8 @@ Tensor Tensor::remainder(const Tensor &o) const {
 Tensor Tensor::fmod(const Tensor &o) const {
   DType dt = result_type(*this, o);
   if (dt == DType::Bool) unsupported_dtype("fmod", dt);
-  if (is_float(dt))
-    return autograd::apply(
-        "FmodBackward", {*this, o}, [&] { return floating(*this, o, dt, float_fmod, "fmod"); },
-        // torch: self gets grad, other gets -grad * trunc(self / other).
-        [a = autograd::Saved(*this, "FmodBackward", o.requires_grad()),
-         b = autograd::Saved(o, "FmodBackward", o.requires_grad())](const Tensor &g, const Tensor &) {
-          return autograd::Grads{g, g.neg().mul(truncated_quotient(a.get(), b.get()))};
-        });
+  if (is_float(dt))  // the quotient rounds toward zero
+    return floating_remainder(*this, o, dt, "FmodBackward", "fmod", float_fmod, truncated_quotient);
   return make_tensor(divide(*this, o, dt, "fmod").r);
 }
 

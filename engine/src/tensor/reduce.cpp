@@ -109,9 +109,9 @@ Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim) {
 }
 }  // namespace tensor
 
-// torch's mean() saves only the input's size; mean(dim) (MeanBackward1) saves
-// the input itself, so an in-place update of it before backward raises.
-// torch's MeanBackward0 saves only the sizes: the gradient is g / n everywhere.
+// torch's mean() (MeanBackward0) saves only the input's size: the gradient
+// is g / n everywhere. mean(dim) (MeanBackward1) saves the input itself, so
+// an in-place update of it before backward raises.
 Tensor Tensor::mean() const {
   return autograd::apply(
       "MeanBackward0", {*this}, [&] { return mean_of(*this, {}, false); },
