@@ -10,6 +10,8 @@ packages=(
   libtorch-dev python3-torch          # the reference oracle (reference/)
   librapidcheck-dev googletest libgtest-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # pip install ./python into a fresh venv (python/tests/test_package.py)
+  python3-pip python3-setuptools python3-wheel python3-venv
   # clang and its libFuzzer runtime: the libFuzzer harnesses and the
   # sanitizer build (fuzz/libfuzzer/run.sh, ci/sanitize.sh)
   clang libclang-rt-14-dev
