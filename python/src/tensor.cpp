@@ -195,6 +195,8 @@ void bind_tensor(py::module_ &m) {
       .def_property_readonly("requires_grad", &Tensor::requires_grad)
       .def("_requires_grad_", [](Tensor &x, bool on) { x.requires_grad_(on); })
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def("retain_grad", &Tensor::retain_grad)
+      .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property("grad", &Tensor::grad, &Tensor::set_grad)
       .def_property_readonly("_grad_fn_name", &Tensor::grad_fn_name)
       .def("detach", &Tensor::detach)
@@ -214,6 +216,7 @@ void bind_tensor(py::module_ &m) {
       .def("_set_data", [](Tensor &x, const Tensor &other) { x = other; })
       // ---- realization
       .def("contiguous", &Tensor::contiguous)
+      .def("materialize", &Tensor::materialize)
       .def("_strides", &Tensor::strides)
       .def("_storage_offset", &Tensor::storage_offset)
       .def("_storage_base", [](const Tensor &x) {

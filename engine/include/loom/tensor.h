@@ -234,6 +234,10 @@ class Tensor {
   std::optional<Tensor> grad() const;
   void set_grad(std::optional<Tensor> grad);  // set_grad(std::nullopt) is torch's `x.grad = None`
   std::string grad_fn_name() const;          // "MulBackward"; "" for leaves
+  // torch's retain_grad(): a non-leaf's gradient is kept in .grad by backward()
+  // (accumulated, as a leaf's); a no-op on a leaf.
+  void retain_grad() const;
+  bool retains_grad() const;
   // The same value, cut from the graph (shares the version counter, like torch).
   Tensor detach() const;
   // Accumulates d(this)/d(leaf) into every leaf's grad. `gradient` defaults to 1
@@ -262,6 +266,11 @@ class Tensor {
 
   // ---- realization
   Tensor contiguous() const;
+  // The same value in a buffer of its own when realized (tinygrad's
+  // contiguous()): a kernel boundary in the lazy graph, nothing runs now. Its
+  // gradient is materialized too. A recurrence (an RNN's state) uses it so that
+  // step t reads step t-1's buffer instead of recomputing every earlier step.
+  Tensor materialize() const;
   Tensor &realize();
   HostTensor to_host() const;  // realizes; row-major result
   double item() const;

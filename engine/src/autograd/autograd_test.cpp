@@ -37,6 +37,48 @@ TEST(Autograd, BackwardAccumulatesIntoLeaves) {
   EXPECT_FALSE(x.grad());
 }
 
+TEST(Autograd, RetainGradKeepsANonLeafsGradient) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor h = x.mul(x);  // dL/dh = 2 for L = sum(2 h)
+  Tensor other = x.add(x);
+  EXPECT_THROW(leaf({1}).detach().retain_grad(), Error);  // requires_grad=False
+  h.retain_grad();
+  h.retain_grad();  // once is enough: the gradient is kept once
+  EXPECT_TRUE(h.retains_grad());
+  EXPECT_FALSE(other.retains_grad());
+  h.mul(Tensor::full({3}, 2.0)).sum().backward(std::nullopt, /*retain_graph=*/true);
+  ASSERT_TRUE(h.grad());
+  EXPECT_EQ(values(*h.grad()), (std::vector<double>{2, 2, 2}));
+  EXPECT_FALSE(other.grad());
+  EXPECT_EQ(values(*x.grad()), (std::vector<double>{4, -8, 12}));
+  h.sum().backward();  // accumulates, as a leaf's does
+  EXPECT_EQ(values(*h.grad()), (std::vector<double>{3, 3, 3}));
+}
+
+TEST(Autograd, MaterializeIsAKernelBoundaryForTheValueAndItsGradient) {
+  auto chain = [](const Tensor &x, bool materialize) {  // h <- tanh(h) * h, six times
+    Tensor h = x;
+    for (int t = 0; t < 6; t++) {
+      h = h.tanh().mul(h);
+      if (materialize) h = h.materialize();
+    }
+    return h;
+  };
+  Tensor fused = chain(leaf({0.5, -1, 2}), false), stepped = chain(leaf({0.5, -1, 2}), true);
+  EXPECT_EQ(stepped.grad_fn_name(), "CloneBackward");
+  for (Tensor *h : {&fused, &stepped}) {
+    reset_run_stats();
+    h->realize();
+    EXPECT_EQ(run_stats().kernels_run, h == &fused ? 1 : 6);
+  }
+  EXPECT_EQ(values(stepped), values(fused));
+  Tensor a = leaf({0.5, -1, 2}), b = leaf({0.5, -1, 2});
+  chain(a, false).sum().backward();
+  chain(b, true).sum().backward();
+  const std::vector<double> ga = values(*a.grad()), gb = values(*b.grad());
+  for (size_t i = 0; i < ga.size(); i++) EXPECT_NEAR(gb[i], ga[i], 1e-6 * std::abs(ga[i]));
+}
+
 TEST(Autograd, GradWithAGradientArgumentScalesTheResult) {
   Tensor x = leaf({0.5, 1.5});
   Tensor y = x.exp();

@@ -299,6 +299,19 @@ void Tensor::set_grad(std::optional<Tensor> g) {
   impl_->grad = g ? TensorImpl::of(*g) : nullptr;
 }
 
+void Tensor::retain_grad() const {
+  if (!impl_->requires_grad) throw Error("can't retain_grad on Tensor that has requires_grad=False");
+  if (is_leaf() || retains_grad()) return;
+  impl_->grad_fn->retained.push_back(impl_);
+}
+
+bool Tensor::retains_grad() const {
+  if (!impl_->grad_fn) return false;
+  for (const auto &r : impl_->grad_fn->retained)
+    if (r.lock() == impl_) return true;
+  return false;
+}
+
 std::string Tensor::grad_fn_name() const {
   impl_->node_not_regenerated = false;  // torch regenerates a view's node when asked for it
   return impl_->grad_fn ? impl_->grad_fn->name : "";
@@ -320,12 +333,16 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   std::vector<TensorImpl *> leaves;
   std::vector<UOpRef> values;
   NoGradGuard guard;
-  for (auto &[edge, g] : grads.items) {
-    TensorImpl *impl = edge.leaf.get();
-    if (!impl) continue;
+  auto keep = [&](TensorImpl *impl, const Tensor &g) {
     Tensor acc = impl->grad ? TensorImpl::wrap(impl->grad).add(g) : g;
     leaves.push_back(impl);
     values.push_back(acc.uop());
+  };
+  for (auto &[edge, g] : grads.items) {
+    if (edge.leaf) keep(edge.leaf.get(), g);
+    else
+      for (const auto &r : edge.fn->retained)
+        if (auto impl = r.lock(); impl && impl->grad_fn == edge.fn) keep(impl.get(), g);
   }
   auto realized = tensor::realize_with_updates(values);
   for (size_t i = 0; i < leaves.size(); i++) {

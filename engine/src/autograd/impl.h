@@ -132,6 +132,8 @@ struct Node {
   // torch's does, and a later backward through the node raises.
   bool saves = false;
   bool freed = false;
+  // Tensors this node made that asked to keep their gradient (retain_grad()).
+  std::vector<std::weak_ptr<TensorImpl>> retained;
 };
 
 // How many checked Saved values were made since the last call: an op's

@@ -172,6 +172,11 @@ Tensor Tensor::contiguous() const {
                           [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
+Tensor Tensor::materialize() const {
+  return autograd::record("CloneBackward", {*this}, Tensor(tensor::row_major(uop())),
+                          [](const Tensor &g, const Tensor &) { return autograd::Grads{g.materialize()}; });
+}
+
 std::string Tensor::device() const { return backends::device(); }
 
 Tensor Tensor::to(const std::string &device) const {
