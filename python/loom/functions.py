@@ -14,7 +14,8 @@ _METHODS = (
     "transpose", "flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile", "as_strided", "numel",
     "clone", "t", "std_mean", "cov", "multinomial", "logsumexp", "trunc", "fix", "floor", "ceil", "round",
     "sign", "isnan", "isinf", "isfinite", "any", "all", "softmax", "log_softmax", "divide", "clip", "movedim",
-    "moveaxis", "repeat_interleave", "tensor_split", "rot90", "nonzero", "median", "var_mean",
+    "moveaxis", "repeat_interleave", "tensor_split", "rot90", "nonzero", "median", "var_mean", "narrow", "select",
+    "swapaxes", "swapdims", "mm", "bmm",
 )
 
 

@@ -3,8 +3,9 @@ Python, with torch's results: rounding (trunc, floor, ceil, round half to
 even, sign; exact, signed zeros kept), value tests (isnan, isinf, isfinite,
 any, all), softmax spellings, div's rounding_mode, clamp and masked_fill with
 tensors, sum and mean with dtype=, sort and topk results with names, and
-shaping helpers (movedim, repeat_interleave, tensor_split, rot90), nonzero,
-median, var_mean, detach_."""
+shaping helpers (movedim, repeat_interleave, tensor_split, rot90, narrow,
+select, swapaxes), mm and bmm with their shape checks, nonzero, median,
+var_mean, detach_."""
 import collections
 
 import numpy as np
@@ -256,6 +257,66 @@ def rot90(self, k=1, dims=(0, 1)):
     if k == 3:
         return self.flip(d0).transpose(d0, d1)
     return self.clone()
+
+
+def _wrap(index, size):
+    """torch's maybe_wrap_dim: an index in [-size, size) made non-negative, else its IndexError."""
+    if not -size <= index < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {index})")
+    return index % size
+
+
+@_method
+def narrow(self, dim, start, length):
+    """A view of `length` elements of dim from start (negative start counts from the end)."""
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start = int(start.item()) if isinstance(start, Tensor) else start
+    dim = _wrap(dim, self.ndim)
+    size = self.shape[dim]
+    start = start if start == size else _wrap(start, size)  # the end is a valid start, not a valid index
+    if length < 0 or start > size - length:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return self.slice(dim, start, start + length)
+
+
+@_method
+def select(self, dim, index):
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap(dim, self.ndim)
+    size = self.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                         f"dimension {dim}")
+    index = index % size
+    return self.slice(dim, index, index + 1).squeeze(dim)
+
+
+Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
+
+
+def _matrix_product(self, other, rank, names):
+    for t, name in zip((self, other), names):
+        if t.ndim != rank:
+            raise RuntimeError(f"{name} must be a matrix" if rank == 2 else f"{name} must be a 3D tensor")
+    if rank == 2 and self.shape[1] != other.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
+                           f"{other.shape[0]}x{other.shape[1]})")
+    if rank == 3 and (other.shape[0], other.shape[1]) != (self.shape[0], self.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{other.shape[0]}, {other.shape[1]}].")
+    return self.matmul(other)
+
+
+@_method
+def mm(self, mat2):
+    return _matrix_product(self, mat2, 2, ("self", "mat2"))
+
+
+@_method
+def bmm(self, mat2):
+    return _matrix_product(self, mat2, 3, ("batch1", "batch2"))
 
 
 # ---- values read on the host, as torch reads them

@@ -356,7 +356,30 @@ COMPOSED = [
     ("nonzero", lambda m, x: m.nonzero(x > 0)), ("var_mean", lambda m, x: m.var_mean(x[:, :4], 1, unbiased=False)[0]),
     ("var unbiased", lambda m, x: x[:, :4].var(1, unbiased=False)), ("topk names", lambda m, x: x.topk(2).indices),
     ("sort names", lambda m, x: x[:, :4].sort(descending=True).values),
+    ("narrow", lambda m, x: x.narrow(1, -3, 2)), ("narrow fn", lambda m, x: m.narrow(x, 0, 1, 1)),
+    ("narrow at the end", lambda m, x: x.narrow(1, 8, 0)), ("select", lambda m, x: x.select(1, -2)),
+    ("swapaxes", lambda m, x: m.swapaxes(x, 0, 1)), ("swapdims", lambda m, x: x.swapdims(1, 0)),
+    ("mm", lambda m, x: m.mm(x[:, :3], x[:, :3].t())),
+    ("bmm", lambda m, x: x[:, :4].reshape(2, 2, 2).bmm(x[:, 4:6].reshape(2, 2, 1))),
 ]
+
+
+SHAPE_ERRORS = [
+    lambda m: m.ones(5).narrow(0, 7, 1), lambda m: m.ones(5).narrow(0, 3, 4), lambda m: m.ones(5).narrow(0, 1, -1),
+    lambda m: m.tensor(1.0).narrow(0, 0, 1), lambda m: m.ones(2, 3).select(0, 5), lambda m: m.ones(2, 3).select(2, 0),
+    lambda m: m.mm(m.ones(2, 3), m.ones(4, 5)), lambda m: m.bmm(m.ones(2, 2, 3), m.ones(2, 4, 1)),
+    lambda m: m.mm(m.ones(3), m.ones(3, 1)), lambda m: m.bmm(m.ones(2, 3), m.ones(2, 3, 1)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SHAPE_ERRORS)))
+def test_shape_errors_match_torch(case):
+    errors = []
+    for m in (torch, lt):
+        with pytest.raises(Exception) as e:
+            SHAPE_ERRORS[case](m)
+        errors.append((type(e.value).__name__, str(e.value)))
+    assert errors[1] == errors[0]
 
 
 @pytest.mark.parametrize("case", range(len(COMPOSED)), ids=[c[0] for c in COMPOSED])
@@ -493,3 +516,20 @@ def test_mnist_datasets_read_local_idx_files(name, tmp_path, rng):
     np.testing.assert_allclose(x.numpy(), want.numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="does not download"):
         getattr(datasets, name)(str(tmp_path), train=True, download=True)
+
+
+def test_retain_grad_keeps_a_non_leafs_gradient_as_torch_does(rng):
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    seen = []
+    for m in (torch, lt):
+        w = m.from_numpy(x.copy()).requires_grad_()
+        h = (w * w).tanh()
+        h.retain_grad()
+        other = w.exp()
+        (h * 3).sum().backward(retain_graph=True)
+        (h * other).sum().backward()
+        seen.append((h.retains_grad, other.retains_grad, w.retains_grad, h.grad.numpy(), w.grad.numpy()))
+        with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+            m.ones(2).retain_grad()
+    for got, want in zip(seen[1], seen[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -72,8 +72,8 @@ def has(shim_module, name):
     else:
         owner = importlib.import_module(shim_module)
     try:
-        getattr(owner, name)
-        return True
+        # a placeholder module (torch.onnx) imports, but each of its names raises
+        return not getattr(getattr(owner, name), "__loom_placeholder__", False)
     except UnsupportedError:
         return False
     except AttributeError:

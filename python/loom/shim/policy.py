@@ -47,6 +47,7 @@ RULES = [
     ("*", "prefix", "is_mps", _BACKEND),
     ("torch", "name", "jit", _SCRIPT),
     ("torch", "name", "onnx", _SCRIPT),
+    ("torch.onnx", "prefix", "", _SCRIPT),
     ("torch", "prefix", "Script", _SCRIPT),
     ("torch", "name", "ScriptFunction", _SCRIPT),
     ("torch", "name", "ScriptModule", _SCRIPT),

@@ -270,5 +270,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return (x1 * x2).sum(dim) / n
 
 
+from .attention import scaled_dot_product_attention  # noqa: E402,F401  (torch 2's; nanoGPT uses it)
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("Tensor", "cat", "unsupported")]
 __getattr__ = unsupported(__name__)
