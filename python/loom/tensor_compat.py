@@ -2,6 +2,7 @@
 on: devices (`to('cuda')`, `.cuda()`, `.device`), `.data`, in-place updates
 with `alpha`/`value`/`weight`, `new_*` creation, `copy.deepcopy` and pickling."""
 
+import contextlib
 import weakref
 
 from . import _C
@@ -177,12 +178,15 @@ def multinomial(self, num_samples, replacement=False, generator=None):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (p.sum(-1) <= 0).sum()._item():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    # a torch.Generator from the shim draws with its own state (shim/torch/_random.py)
+    with generator.drawing() if generator is not None else contextlib.nullcontext():
+        u = creation.rand(*self.shape[:-1], num_samples) if replacement or num_samples == 1 else creation.rand(*self.shape)
     if replacement or num_samples == 1:
         cdf = p.cumsum(-1)
-        u = creation.rand(*self.shape[:-1], num_samples) * cdf[..., -1:]
+        u = u * cdf[..., -1:]
         # the first index whose cumulative weight passes u: never one of weight 0
         return (cdf.unsqueeze(-2) <= u.unsqueeze(-1)).sum(-1).clamp(max=n - 1)
-    keys = p.log() - (-creation.rand(*self.shape).clamp(min=1e-20).log()).log()
+    keys = p.log() - (-u.clamp(min=1e-20).log()).log()
     return keys.topk(num_samples, -1)[1]
 
 

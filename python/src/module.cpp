@@ -5,6 +5,7 @@
 #include "convert.h"
 #include "loom/autograd.h"
 #include "loom/backends.h"
+#include "loom/random.h"
 
 namespace loom::python {
 
@@ -30,6 +31,11 @@ void bind_creation(py::module_ &m) {
   m.def("arange", py::overload_cast<Scalar, Scalar, Scalar, std::optional<DType>>(&Tensor::arange), py::arg("start"),
         py::arg("end"), py::arg("step") = 1, py::arg("dtype") = py::none());
   m.def("manual_seed", &Tensor::manual_seed, py::arg("seed"));
+  m.def("_rng_state", [] {
+    const RngState s = rng_state();
+    return std::make_pair(s.seed, s.draws);
+  });
+  m.def("_set_rng_state", [](uint64_t seed, uint64_t draws) { set_rng_state({seed, draws}); });
   m.def("rand", &Tensor::rand, py::arg("shape"), py::arg("dtype") = DType::Float32);
   m.def("randn", &Tensor::randn, py::arg("shape"), py::arg("dtype") = DType::Float32);
   m.def("randint", &Tensor::randint, py::arg("low"), py::arg("high"), py::arg("shape"),

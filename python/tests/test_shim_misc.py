@@ -177,3 +177,41 @@ def test_grad_of_an_unused_input_is_none_with_allow_unused():
     np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         lt.autograd.grad((lt.ones(2, requires_grad=True) * 2).sum(), [lt.ones(2, requires_grad=True)])
+
+
+def _rng_behaviour(m):
+    """What repeats and what is independent, as booleans (the numbers themselves differ by design)."""
+    m.manual_seed(3)
+    state = m.get_rng_state()
+    a = m.rand(3).tolist()
+    m.set_rng_state(state)
+    repeats = m.rand(3).tolist() == a
+    g = m.Generator().manual_seed(7)
+    m.manual_seed(0)
+    r1 = m.rand(2).tolist()
+    m.manual_seed(0)
+    x = m.randn(4, generator=g).tolist()
+    perm = m.randperm(6, generator=g).tolist()
+    untouched = m.rand(2).tolist() == r1
+    g2 = m.Generator().manual_seed(7)
+    same_seed = m.randn(4, generator=g2).tolist() == x and m.randperm(6, generator=g2).tolist() == perm
+    g_state = g.get_state()
+    after = m.rand(5, generator=g).tolist()
+    again = m.rand(5, generator=g.set_state(g_state)).tolist() == after
+    ds = m.utils.data.TensorDataset(m.arange(20))
+    orders = [[int(b[0][0]) for b in m.utils.data.DataLoader(ds, batch_size=4, shuffle=True,
+                                                             generator=m.Generator().manual_seed(11))]
+              for _ in range(2)]
+    splits = [[list(s.indices) for s in m.utils.data.random_split(range(10), [3, 7], m.Generator().manual_seed(2))]
+              for _ in range(2)]
+    return (repeats, untouched, same_seed, again, orders[0] == orders[1], splits[0] == splits[1],
+            state.dtype == m.uint8, m.Generator().initial_seed(), g.initial_seed())
+
+
+def test_rng_state_and_generators_behave_as_torchs():
+    assert _rng_behaviour(lt) == _rng_behaviour(torch)
+    for m in (torch, lt):
+        with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+            m.set_rng_state(m.ones(3))
+        with pytest.raises(RuntimeError, match="found the input RNG state size to be 3"):
+            m.set_rng_state(m.zeros(3, dtype=m.uint8))

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/capture.h"
+#include "loom/random.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
@@ -76,9 +77,13 @@ Tensor drawn(std::function<HostTensor()> draw) {
 }
 }  // namespace
 
-void Tensor::manual_seed(uint64_t seed) {
-  g_seed = seed;
-  g_counter = 0;
+void Tensor::manual_seed(uint64_t seed) { set_rng_state({seed, 0}); }
+
+RngState rng_state() { return {g_seed.load(), g_counter.load()}; }
+
+void set_rng_state(const RngState &state) {
+  g_seed = state.seed;
+  g_counter = state.draws;
 }
 
 Tensor Tensor::rand(const Shape &shape, DType dtype) {

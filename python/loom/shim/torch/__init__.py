@@ -19,49 +19,18 @@ from loom import (float32, float, float64, double, float16, half, bfloat16, int6
 __version__ = "1.13.1+loom"
 
 from . import _tensor  # noqa: F401,E402  (torch.Tensor's remaining spellings)
+from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state,  # noqa: E402,F401
+                      set_rng_state, with_generator as _with_generator)
 from .serialization import save, load  # noqa: E402
 from ._compile import compile  # noqa: E402
 from . import autograd, cuda, backends, linalg, nn, optim, utils  # noqa: E402,F401
 from .nn.parameter import Parameter as _Parameter  # noqa: E402,F401
 
 concatenate = concat = cat
+rand, randn, randint, randperm = (_with_generator(f) for f in (rand, randn, randint, randperm))
 inference_mode = no_grad
 Size = tuple
 e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
-
-
-class Generator:
-    """torch.Generator: loom has one global generator; this records seeds for manual_seed/initial_seed."""
-
-    def __init__(self, device="cpu"):
-        self._seed = 0
-
-    def manual_seed(self, seed):
-        self._seed = _builtins.int(seed)
-        return self
-
-    def initial_seed(self):
-        return self._seed
-
-    def seed(self):
-        return self._seed
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed):
-    """Seeds loom's generator (Philox: the numbers differ from torch's, the seeding discipline is the same)."""
-    _loom.manual_seed(_builtins.int(seed) & 0xFFFFFFFFFFFFFFFF)
-    return default_generator.manual_seed(seed)
-
-
-def seed():
-    return default_generator.seed()
-
-
-def initial_seed():
-    return default_generator.initial_seed()
 
 
 def is_tensor(obj):

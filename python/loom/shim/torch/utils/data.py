@@ -7,8 +7,11 @@ import numbers
 
 import numpy as np
 
-from loom import Tensor, float64, from_numpy, randperm, stack, tensor
+from loom import Tensor, float64, from_numpy, randperm as _randperm, stack, tensor
 from loom.shim import unsupported
+from .._random import with_generator
+
+randperm = with_generator(_randperm)
 
 
 class Dataset:
@@ -69,7 +72,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = randperm(n).tolist()
+    perm = randperm(n, generator=generator).tolist()
     out, start = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[start:start + length]))
@@ -99,11 +102,11 @@ class RandomSampler(Sampler):
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         if replacement:
             raise NotImplementedError("torch.utils.data.RandomSampler(replacement=True) is not supported by loom")
-        self.data_source = data_source
+        self.data_source, self.generator = data_source, generator
         self.num_samples = len(data_source) if num_samples is None else num_samples
 
     def __iter__(self):
-        return iter(randperm(len(self.data_source)).tolist()[:self.num_samples])
+        return iter(randperm(len(self.data_source), generator=self.generator).tolist()[:self.num_samples])
 
     def __len__(self):
         return self.num_samples
@@ -174,7 +177,7 @@ class DataLoader:
         self.batch_size = None if batch_sampler is not None else batch_size
         self.drop_last = drop_last
         if sampler is None:
-            sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         self.sampler = sampler
         if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
