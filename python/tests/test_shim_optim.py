@@ -173,7 +173,21 @@ def test_one_cycle_lr_cycles_adam_beta1_and_stops_where_torch_stops():
     lambda t, opt: t.optim.lr_scheduler.ExponentialLR(opt, gamma=0.93),
     lambda t, opt: t.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=7),
     lambda t, opt: t.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5, eta_min=0.01),
-], ids=["lambda", "lambda-per-group", "step", "multistep", "exponential", "cosine", "cosine-eta-min"])
+    lambda t, opt: t.optim.lr_scheduler.ConstantLR(opt, factor=0.4, total_iters=6),
+    lambda t, opt: t.optim.lr_scheduler.LinearLR(opt, start_factor=0.2, end_factor=0.9, total_iters=9),
+    lambda t, opt: t.optim.lr_scheduler.MultiplicativeLR(opt, lambda s: 0.97 if s % 3 else 0.8),
+    lambda t, opt: t.optim.lr_scheduler.PolynomialLR(opt, total_iters=11, power=2.5),
+    lambda t, opt: t.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=4, T_mult=2, eta_min=0.001),
+    lambda t, opt: t.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=6),
+    lambda t, opt: t.optim.lr_scheduler.SequentialLR(opt, [
+        t.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=4),
+        t.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9),
+        t.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6)], milestones=[5, 12]),
+    lambda t, opt: t.optim.lr_scheduler.ChainedScheduler([
+        t.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=3),
+        t.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)]),
+], ids=["lambda", "lambda-per-group", "step", "multistep", "exponential", "cosine", "cosine-eta-min", "constant",
+        "linear", "multiplicative", "polynomial", "warm-restarts-mult", "warm-restarts", "sequential", "chained"])
 def test_schedulers_match_torch(make):
     want, got = _lr_sequences(make, 25)
     assert len(got) == 26
@@ -208,3 +222,26 @@ def test_step_with_a_closure_returns_its_loss_as_torch(name):
         results.append((float(loss), w.detach().numpy().copy()))
     assert results[1][0] == results[0][0]
     np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+@pytest.mark.parametrize("kwargs", [dict(patience=2), dict(mode="max", factor=0.5, patience=1, cooldown=2),
+                                    dict(threshold_mode="abs", threshold=0.05, min_lr=[0.02, 0.05], patience=0)])
+def test_reduce_lr_on_plateau_matches_torch(kwargs):
+    metrics = [1.0, 0.9, 0.91, 0.92, 0.95, 0.89, 0.88, 0.9, 0.9, 0.9, 0.87, 0.9, 0.95, 1.0, 0.5, 0.6, 0.7, 0.8]
+    out = []
+    for t in (torch, lt):
+        params = [t.nn.Parameter(t.zeros(2)), t.nn.Parameter(t.zeros(2))]
+        opt = t.optim.SGD([{"params": params[:1]}, {"params": params[1:], "lr": 0.3}], lr=0.1)
+        sched = t.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+        seq = []
+        for m in metrics:
+            sched.step(m if t is torch else m)
+            seq.append([g["lr"] for g in opt.param_groups])
+        out.append((seq, sched.best, sched.num_bad_epochs, sched.cooldown_counter))
+    assert out[1] == out[0]
+    for t in (torch, lt):
+        opt = t.optim.SGD([t.nn.Parameter(t.zeros(1))], lr=0.1)
+        with pytest.raises(ValueError, match="Factor should be < 1.0"):
+            t.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=1.0)
+        with pytest.raises(ValueError, match="mode avg is unknown"):
+            t.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="avg")

@@ -9,6 +9,7 @@ from .layers import (Identity, Linear, Embedding, Conv2d, BatchNorm1d, BatchNorm
                      AdaptiveAvgPool2d, AdaptiveMaxPool2d, ReLU, GELU, SiLU, LeakyReLU, ELU, Hardtanh, Softplus,
                      Sigmoid, Tanh, Softmax, LogSoftmax, Dropout, Flatten, Unflatten, CrossEntropyLoss, NLLLoss,
                      MSELoss, L1Loss, BCEWithLogitsLoss)
+from .losses import BCELoss, SmoothL1Loss, HuberLoss, KLDivLoss, MarginRankingLoss, SoftMarginLoss  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .transformer import (MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder,  # noqa: F401
                           TransformerEncoderLayer, TransformerDecoderLayer)

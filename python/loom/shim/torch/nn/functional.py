@@ -271,6 +271,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 from .attention import scaled_dot_product_attention  # noqa: E402,F401  (torch 2's; nanoGPT uses it)
+from .losses import (binary_cross_entropy, smooth_l1_loss, huber_loss, kl_div, margin_ranking_loss,  # noqa: E402,F401
+                     soft_margin_loss)
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("Tensor", "cat", "unsupported")]
 __getattr__ = unsupported(__name__)

@@ -1,6 +1,8 @@
 """torch.optim.lr_scheduler: LRScheduler (torch's _LRScheduler), LambdaLR,
-StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, OneCycleLR. Each
+StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, OneCycleLR (and the ones
+in lr_scheduler_more.py). Each
 computes the learning rates torch's does, step by step, in the same order."""
+import bisect
 import math
 import warnings
 
@@ -98,6 +100,9 @@ class MultiStepLR(LRScheduler):
         times = self.milestones.count(self.last_epoch)
         return [group["lr"] * self.gamma ** times for group in self.optimizer.param_groups]
 
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     def __init__(self, optimizer, gamma, last_epoch=-1, verbose=False):
@@ -108,6 +113,9 @@ class ExponentialLR(LRScheduler):
         if self.last_epoch == 0:
             return [group["lr"] for group in self.optimizer.param_groups]
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -244,5 +252,8 @@ class OneCycleLR(LRScheduler):
                     group["momentum"] = computed_momentum
         return lrs
 
+
+from .lr_scheduler_more import (ConstantLR, LinearLR, MultiplicativeLR, PolynomialLR,  # noqa: E402,F401
+                                CosineAnnealingWarmRestarts, SequentialLR, ChainedScheduler, ReduceLROnPlateau)
 
 __getattr__ = unsupported(__name__)
