@@ -15,7 +15,7 @@ _METHODS = (
     "clone", "t", "std_mean", "cov", "multinomial", "logsumexp", "trunc", "fix", "floor", "ceil", "round",
     "sign", "isnan", "isinf", "isfinite", "any", "all", "softmax", "log_softmax", "divide", "clip", "movedim",
     "moveaxis", "repeat_interleave", "tensor_split", "rot90", "nonzero", "median", "var_mean", "narrow", "select",
-    "swapaxes", "swapdims", "mm", "bmm",
+    "swapaxes", "swapdims", "mm", "bmm", "mode", "quantile", "tensordot",
 )
 
 

@@ -4,8 +4,9 @@ even, sign; exact, signed zeros kept), value tests (isnan, isinf, isfinite,
 any, all), softmax spellings, div's rounding_mode, clamp and masked_fill with
 tensors, sum and mean with dtype=, sort and topk results with names, and
 shaping helpers (movedim, repeat_interleave, tensor_split, rot90, narrow,
-select, swapaxes), mm and bmm with their shape checks, nonzero, median,
-var_mean, detach_."""
+select, swapaxes), mm, bmm and tensordot with their shape checks, nonzero,
+median, mode, quantile, var_mean, detach_."""
+import builtins
 import collections
 
 import numpy as np
@@ -338,6 +339,85 @@ def median(self, dim=None, keepdim=False):
     mid = (self.shape[dim] - 1) // 2
     values, indices = values.slice(dim, mid, mid + 1), indices.slice(dim, mid, mid + 1)
     return _MinMax(values if keepdim else values.squeeze(dim), indices if keepdim else indices.squeeze(dim))
+
+
+@_method
+def mode(self, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest of a tie) and the index of its last occurrence."""
+    dim = _wrap(dim, max(self.ndim, 1))
+    a = np.moveaxis(self.numpy().reshape(self.shape or (1,)), dim, -1)
+    flat = a.reshape(-1, a.shape[-1])
+    index = np.empty(flat.shape[0], np.int64)
+    for r, row in enumerate(flat):
+        values, counts = np.unique(row, return_counts=True)  # sorted: argmax takes the smallest of a tie
+        index[r] = np.flatnonzero(row == values[np.argmax(counts)])[-1]
+    index = _C.from_numpy(index.reshape(a.shape[:-1] + (1,))).movedim(-1, dim) if self.ndim else _C.from_numpy(index)
+    values = self.gather(dim, index) if self.ndim else self.reshape([1]).gather(0, index)
+    if not keepdim or not self.ndim:
+        values, index = (values.squeeze(dim), index.squeeze(dim)) if self.ndim else (values[0], index[0])
+    return _MinMax(values, index)
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+@_method
+def quantile(self, q, dim=None, keepdim=False, interpolation="linear"):
+    """torch's: sorted values at q * (n - 1), interpolated; a slice with a nan gives nan. A 1-d q
+    adds a leading dim."""
+    if interpolation not in _QUANTILE_MODES:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Got {interpolation}")
+    qs = q.tolist() if isinstance(q, Tensor) else q
+    scalar = not isinstance(qs, (list, tuple))
+    qs = [qs] if scalar else list(qs)
+    if builtins.any(not 0 <= v <= 1 for v in qs):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    x = self.flatten() if dim is None else self
+    d = 0 if dim is None else _wrap(dim, x.ndim)
+    n = x.shape[d]
+    if n == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    ordered = x.sort(d)[0]
+    has_nan = (x != x).any(d, keepdim=True)
+    out = []
+    for v in qs:
+        rank = v * (n - 1)
+        lo, hi = int(np.floor(rank)), int(np.ceil(rank))
+        if interpolation == "nearest":
+            lo = hi = int(np.round(rank))  # half to even, as torch rounds the rank
+        a, b = ordered.narrow(d, lo, 1), ordered.narrow(d, hi, 1)
+        w = {"lower": 0.0, "higher": 1.0, "midpoint": 0.5}.get(interpolation, rank - lo)
+        r = a if interpolation in ("lower", "nearest") or lo == hi else a.lerp(b, w)
+        r = r.masked_fill(has_nan, float("nan"))
+        out.append(r if keepdim and dim is not None else r.squeeze(d))
+    if dim is None and keepdim:
+        out = [r.reshape([1] * self.ndim) for r in out]
+    return out[0] if scalar else _C.stack(out, 0)
+
+
+@_method
+def tensordot(self, other, dims=2):
+    """Contracts the last `dims` dims of self with the first of other (or the listed pairs)."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(self.ndim - dims, self.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da, db = [d % self.ndim for d in da], [d % other.ndim for d in db]
+    for i, j in zip(da, db):
+        if self.shape[i] != other.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {self.shape[i]} in dim "
+                               f"{i} and second has size {other.shape[j]} in dim {j}")
+    keep_a = [d for d in range(self.ndim) if d not in da]
+    keep_b = [d for d in range(other.ndim) if d not in db]
+    k = int(np.prod([self.shape[d] for d in da], dtype=np.int64))
+    a = self.permute(*(keep_a + da)).reshape([-1, k])
+    b = other.permute(*(db + keep_b)).reshape([k, -1])
+    return a.matmul(b).reshape([self.shape[d] for d in keep_a] + [other.shape[d] for d in keep_b])
 
 
 _var, _std = Tensor.var, Tensor.std

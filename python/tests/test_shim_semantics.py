@@ -533,3 +533,47 @@ def test_retain_grad_keeps_a_non_leafs_gradient_as_torch_does(rng):
             m.ones(2).retain_grad()
     for got, want in zip(seen[1], seen[0]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+_MODE_INPUT = np.array([[1, 3, 3, 1, 2], [5, 5, 4, 4, 0], [7, 7, 7, 2, 2]], np.float32)
+_Q_INPUT = np.array([[1.0, 2.5, -3.0, 4.0, 0.5], [4.0, np.nan, 1.0, 0.0, 2.0], [9.0, 8.0, 7.0, 6.0, 5.0]], np.float32)
+REDUCTIONS = [
+    ("mode", lambda m, x: m.mode(m.from_numpy(_MODE_INPUT.copy()), 1)),
+    ("mode dim 0 keepdim", lambda m, x: m.from_numpy(_MODE_INPUT.copy()).mode(0, keepdim=True)),
+    ("mode 0-d", lambda m, x: m.tensor(3.0).mode()),
+    ("quantile", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(0.3, dim=1)),
+    ("quantile all", lambda m, x: m.quantile(m.from_numpy(_Q_INPUT[::2].copy()), 0.65)),
+    ("quantile q tensor keepdim", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(
+        m.tensor([0.0, 0.25, 0.9, 1.0]), dim=0, keepdim=True)),
+    ("quantile lower", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(0.4, 1, interpolation="lower")),
+    ("quantile higher", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(0.4, 1, interpolation="higher")),
+    ("quantile midpoint", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(0.4, 1, interpolation="midpoint")),
+    ("quantile nearest", lambda m, x: m.from_numpy(_Q_INPUT.copy()).quantile(
+        m.tensor([0.125, 0.375, 0.5]), 1, interpolation="nearest")),
+    ("quantile none keepdim", lambda m, x: m.from_numpy(_Q_INPUT[2:].copy()).quantile(0.5, keepdim=True)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(REDUCTIONS)), ids=[c[0] for c in REDUCTIONS])
+def test_mode_and_quantile_match_torch(case):
+    name, f = REDUCTIONS[case]
+    want, got = f(torch, None), f(lt, None)
+    for w, g in zip(want if isinstance(want, tuple) else [want], got if isinstance(got, tuple) else [got]):
+        assert tuple(g.shape) == tuple(w.shape), name
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("dims", [2, 1, 0, ([2, 1], [1, 0]), ([2], [1])])
+def test_tensordot_matches_torch_with_gradients(dims, rng):
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((3, 4, 3) if dims != 0 else (2, 2)).astype(np.float32)
+    if dims == 1:
+        b = rng.standard_normal((4, 5)).astype(np.float32)
+    outs = []
+    for m in (torch, lt):
+        x, y = m.from_numpy(a.copy()).requires_grad_(), m.from_numpy(b.copy()).requires_grad_()
+        out = m.tensordot(x, y, dims=dims)
+        (out * out).sum().backward()
+        outs.append((out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for g, w in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
