@@ -79,6 +79,15 @@ TEST(Autograd, MaterializeIsAKernelBoundaryForTheValueAndItsGradient) {
   for (size_t i = 0; i < ga.size(); i++) EXPECT_NEAR(gb[i], ga[i], 1e-6 * std::abs(ga[i]));
 }
 
+TEST(Autograd, BackwardRealizesTheOutputWithTheGradients) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor loss = x.mul(x).sum();
+  loss.backward();
+  reset_run_stats();
+  EXPECT_EQ(loss.item(), 14.0);
+  EXPECT_EQ(run_stats().schedules, 0);  // read from its buffer: the reduction is not scheduled again
+}
+
 TEST(Autograd, GradWithAGradientArgumentScalesTheResult) {
   Tensor x = leaf({0.5, 1.5});
   Tensor y = x.exp();

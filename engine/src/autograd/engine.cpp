@@ -344,7 +344,13 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
       for (const auto &r : edge.fn->retained)
         if (auto impl = r.lock(); impl && impl->grad_fn == edge.fn) keep(impl.get(), g);
   }
+  // The output itself is realized with the gradients, as torch computed it in the forward: a
+  // later item() of the loss reads its buffer instead of scheduling its reduction again.
+  values.push_back(uop());
   auto realized = tensor::realize_with_updates(values);
+  const UOpRef before = impl_->uop;
+  impl_->uop = realized.back();
+  tensor::rebase_views(*impl_, before, impl_->uop);
   for (size_t i = 0; i < leaves.size(); i++) {
     auto impl = std::make_shared<TensorImpl>();
     impl->uop = realized[i];

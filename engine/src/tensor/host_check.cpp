@@ -7,6 +7,7 @@
 #include "engine/capture.h"
 #include "engine/realize.h"
 #include "tensor/ops_util.h"
+#include "uop/graph.h"
 
 namespace loom::tensor {
 
@@ -15,7 +16,10 @@ void check_on_host(const Tensor &t, std::function<void(const HostValues &)> chec
   // A whole row-major buffer; realized in t's own handle when it already is one.
   const UOpRef r = row_major(t.uop());
   Tensor c = r == t.uop() ? t : make_tensor(r);
-  c.realize();
+  // A buffer already computed is read as it is: a host read is not a realize, so pending
+  // in-place updates (a training step's running statistics) wait for the step's next realize
+  // instead of splitting the step's graph in two.
+  if (!uop::whole_buffer(r.get())) c.realize();
   const std::shared_ptr<uop::Buffer> &buf = base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
   auto run = [check = std::move(check), dtype = t.dtype(), numel = t.numel()](uop::Buffer &b) {
     if (const void *p = engine::host_address(b)) return check(HostValues{dtype, numel, p});

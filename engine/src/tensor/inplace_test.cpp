@@ -32,6 +32,23 @@ TEST(InPlace, WholeUpdateWritesTheExistingBuffer) {
   EXPECT_EQ(w.to_host().get(100), 201.0);
 }
 
+// A host read of a buffer already computed (a batch's targets checked by
+// cross_entropy, a loss read by item()) is not a realize: updates still
+// pending (running statistics) run with the step's next realize, not in a
+// schedule of their own.
+TEST(InPlace, AHostReadOfAComputedBufferLeavesPendingUpdatesPending) {
+  Tensor targets = iota({4});
+  Tensor stat = iota({8});
+  stat.assign(stat.mul(0.9).add(1.0));
+  reset_run_stats();
+  EXPECT_EQ(targets.to_host().get(3), 3.0);
+  EXPECT_EQ(run_stats().schedules, 0);
+  EXPECT_EQ(stat.to_host().get(5), 5.5);  // the update, in the first realize
+  EXPECT_EQ(run_stats().schedules, 1);
+  EXPECT_EQ(targets.slice(0, 1, 2).item(), 1.0);  // a view of one element is realized, as before
+  EXPECT_EQ(run_stats().schedules, 2);
+}
+
 TEST(InPlace, RowWriteStoresOnlyTheRow) {
   Tensor a = iota({256, 256});
   const void *before = storage(a);
