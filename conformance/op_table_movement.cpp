@@ -66,14 +66,28 @@ Attrs arange_attrs(const CaseContext &c, Rng &rng) {
   return a;
 }
 
+// materialize: the same values in a buffer of their own (a kernel boundary), as torch's
+// contiguous() copy of a view is; its gradient passes through, materialized too.
+OpEntry materialize() {
+  OpEntry e;
+  e.name = e.method = "materialize";
+  e.ref_op = "contiguous";
+  e.engine = [](const std::vector<Tensor> &x, const Attrs &) { return x[0].materialize(); };
+  e.dtypes = dtypes::all;
+  e.domain = [](DType dt, int, const Attrs &) { return default_domain(dt); };
+  return e;
+}
+
 }  // namespace
 
 void add_movement_ops(std::vector<OpEntry> &t) {
   const size_t first = t.size();
   for (const std::string &op : movement_ops()) t.push_back(movement(op));
   t.push_back(movement("contiguous"));
+  t.push_back(materialize());
   // Differentiable entries also get the backward property and finite differences.
-  const std::set<std::string> differentiable = {"reshape", "permute", "expand", "pad", "shrink", "flip", "slice", "as_strided", "transpose", "contiguous"};
+  const std::set<std::string> differentiable = {"reshape", "permute", "expand", "pad", "shrink", "flip", "slice", "as_strided", "transpose", "contiguous",
+                                             "materialize"};
   for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
 }
 

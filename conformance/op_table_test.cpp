@@ -24,7 +24,7 @@ const std::set<std::string> kNotOps = {
     "shape",     "ndim",          "numel",          "size",          "dtype",   "uop",     "str",
     "realize",   "to_host",       "item",           "from_host",     "from_vector", "manual_seed",
     "requires_grad", "requires_grad_", "is_leaf",   "grad",          "set_grad", "grad_fn_name",
-    "detach",    "backward",      "assign",         "version",
+    "detach",    "backward",      "assign",         "version",   "retain_grad", "retains_grad",
     // torch's checks before an in-place op (fuzz programs and python/tests compare them with torch)
     "check_in_place",
     // layout properties, compared with torch over views in python/tests/test_layout.py
