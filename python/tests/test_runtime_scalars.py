@@ -91,3 +91,6 @@ def test_hlb_recipe_under_one_cycle_compiles_nothing_after_step_two(tmp_path):
     hits = sum(entry[4] for entry in log[2:])
     print(f"schedule cache: {hits} of {schedules} realizes after step 2 hit")
     assert hits > 0
+    # Two realizes a step: backward's (loss, gradients, running statistics) and the optimizer's;
+    # loss.item() reads the loss backward() computed.
+    assert [entry[3] for entry in log[2:]] == [2] * 198, [entry[3] for entry in log]
