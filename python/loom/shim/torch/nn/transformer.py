@@ -86,18 +86,29 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class TransformerEncoderLayer(Module):
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, device=None, dtype=None):
+class _Layer(Module):
+    """What the encoder and decoder layers share: torch's submodules, in torch's order (a decoder
+    layer also attends to the memory, with a third norm and dropout), and the self-attention and
+    feed-forward blocks."""
+
+    def __init__(self, cross, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                 norm_first, dtype):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, dtype=dtype)
+        attention = lambda: MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,  # noqa: E731
+                                               dtype=dtype)
+        self.self_attn = attention()
+        if cross:
+            self.multihead_attn = attention()
         self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        blocks = 3 if cross else 2
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self._ff_dropout = f"dropout{blocks}"
         self.activation = _activation(activation)
 
     def _sa_block(self, x, attn_mask, key_padding_mask):
@@ -105,7 +116,14 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return getattr(self, self._ff_dropout)(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_Layer):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, device=None, dtype=None):
+        super().__init__(False, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None):
         x = src
@@ -116,34 +134,16 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff_block(x))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_Layer):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, device=None, dtype=None):
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                                 dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, dtype=dtype)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]
-        return self.dropout1(x)
+        super().__init__(True, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, dtype)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 need_weights=False)[0]
         return self.dropout2(x)
-
-    def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None):

@@ -6,7 +6,7 @@ import bisect
 import math
 import warnings
 
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LambdaLR, LRScheduler
 from .optimizer import Optimizer
 
 
@@ -53,25 +53,14 @@ class LinearLR(LRScheduler):
                         * min(self.total_iters, self.last_epoch) / self.total_iters) for base in self.base_lrs]
 
 
-class MultiplicativeLR(LRScheduler):
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        super().__init__(optimizer, last_epoch, verbose)
+class MultiplicativeLR(LambdaLR):
+    """Each step multiplies the learning rates by lr_lambda(epoch) (LambdaLR's arguments and state)."""
 
     def get_lr(self):
         groups = self.optimizer.param_groups
         if self.last_epoch > 0:
             return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
         return [g["lr"] for g in groups]
-
-    def state_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
 
 class PolynomialLR(LRScheduler):
