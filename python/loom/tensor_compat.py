@@ -178,10 +178,11 @@ def multinomial(self, num_samples, replacement=False, generator=None):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (p.sum(-1) <= 0).sum()._item():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    by_cdf = replacement or num_samples == 1
     # a torch.Generator from the shim draws with its own state (shim/torch/_random.py)
     with generator.drawing() if generator is not None else contextlib.nullcontext():
-        u = creation.rand(*self.shape[:-1], num_samples) if replacement or num_samples == 1 else creation.rand(*self.shape)
-    if replacement or num_samples == 1:
+        u = creation.rand(*self.shape[:-1], num_samples) if by_cdf else creation.rand(*self.shape)
+    if by_cdf:
         cdf = p.cumsum(-1)
         u = u * cdf[..., -1:]
         # the first index whose cumulative weight passes u: never one of weight 0

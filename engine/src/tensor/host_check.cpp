@@ -11,15 +11,16 @@
 
 namespace loom::tensor {
 
+void realize_for_host(Tensor &t) {
+  if (!uop::whole_buffer(t.uop().get())) t.realize();
+}
+
 void check_on_host(const Tensor &t, std::function<void(const HostValues &)> check) {
   if (t.numel() == 0) return check(HostValues{t.dtype(), 0, nullptr});
   // A whole row-major buffer; realized in t's own handle when it already is one.
   const UOpRef r = row_major(t.uop());
   Tensor c = r == t.uop() ? t : make_tensor(r);
-  // A buffer already computed is read as it is: a host read is not a realize, so pending
-  // in-place updates (a training step's running statistics) wait for the step's next realize
-  // instead of splitting the step's graph in two.
-  if (!uop::whole_buffer(r.get())) c.realize();
+  realize_for_host(c);
   const std::shared_ptr<uop::Buffer> &buf = base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
   auto run = [check = std::move(check), dtype = t.dtype(), numel = t.numel()](uop::Buffer &b) {
     if (const void *p = engine::host_address(b)) return check(HostValues{dtype, numel, p});

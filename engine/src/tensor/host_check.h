@@ -50,6 +50,12 @@ struct HostValues {
   }
 };
 
+// Makes `t` (a row-major value) readable on the host: realized, unless it is a
+// buffer already computed. A host read of a computed buffer is not a realize,
+// so pending in-place updates (a training step's running statistics) wait for
+// the step's next realize instead of splitting its graph in two.
+void realize_for_host(Tensor &t);
+
 // Runs `check` on the realized row-major values of `t` (throwing, if it
 // throws). `check` is kept by a capture: it must own what it reads.
 void check_on_host(const Tensor &t, std::function<void(const HostValues &)> check);

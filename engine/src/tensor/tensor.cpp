@@ -10,6 +10,7 @@
 #include "autograd/impl.h"
 #include "loom/backends.h"
 #include "engine/realize.h"
+#include "tensor/host_check.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
 
@@ -201,7 +202,7 @@ Tensor &Tensor::realize() {
 
 HostTensor Tensor::to_host() const {
   Tensor t(row_major(uop()));
-  if (!uop::whole_buffer(t.uop().get())) t.realize();  // as check_on_host: no realize for a computed buffer
+  realize_for_host(t);
   const UOpRef &b = base_of(t.uop());
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
   HostTensor h = HostTensor::contiguous(dtype(), shape());

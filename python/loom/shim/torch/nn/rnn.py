@@ -19,7 +19,7 @@ from .parameter import Parameter
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_cell(gi, gh, h, relu):
+def _rnn_cell(gi, gh, relu):
     pre = gi + gh
     return pre.relu() if relu else pre.tanh()
 
@@ -44,7 +44,12 @@ def _step(mode, gi, gh, state):
         return _lstm_cell(gi, gh, state)
     if mode == "GRU":
         return _gru_cell(gi, gh, state)
-    return _rnn_cell(gi, gh, state, mode == "RNN_RELU")
+    return _rnn_cell(gi, gh, mode == "RNN_RELU")
+
+
+def _suffix(layer, direction):
+    """torch's parameter-name suffix: _l0, _l0_reverse, _l1, ..."""
+    return f"_l{layer}" + ("_reverse" if direction else "")
 
 
 def _check_size(what, got, want):
@@ -78,7 +83,7 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for direction in range(2 if bidirectional else 1):
                 layer_input = input_size if layer == 0 else hidden_size * (2 if bidirectional else 1)
-                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                suffix = _suffix(layer, direction)
                 shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
@@ -100,9 +105,8 @@ class RNNBase(Module):
         return [getattr(self, name) for name in self._flat_weights_names]
 
     def _weights(self, layer, direction):
-        suffix = f"_l{layer}" + ("_reverse" if direction else "")
-        get = lambda name: getattr(self, name + suffix, None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        suffix = _suffix(layer, direction)
+        return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
     def _run_direction(self, x, state, layer, direction):
         """One layer in one direction over x (L, N, H_in): the outputs (L, N, H) and the last state."""
