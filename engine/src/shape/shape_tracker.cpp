@@ -4,13 +4,12 @@
 
 namespace loom::shape {
 
-ShapeTracker ShapeTracker::from_shape(const Shape &shape) { return ShapeTracker{{View::create(shape)}}; }
+ShapeTracker ShapeTracker::from_shape(const Shape &shape) { return ShapeTracker{ViewStack(View::create(shape))}; }
 
 ShapeTracker ShapeTracker::with_top(View v) const {
-  ShapeTracker st;
-  st.views.reserve(views.size());
-  st.views.insert(st.views.end(), views.begin(), views.end() - 1);
-  st.views.push_back(std::move(v));
+  if (views.size() == 1) return ShapeTracker{ViewStack(std::move(v))};
+  ShapeTracker st = *this;
+  st.views.back() = std::move(v);
   return st;
 }
 

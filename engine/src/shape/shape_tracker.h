@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "shape/view.h"
+#include "shape/view_stack.h"
 
 namespace loom::shape {
 
 struct ShapeTracker {
-  std::vector<View> views;
+  ViewStack views;
 
   static ShapeTracker from_shape(const Shape &shape);
   const Shape &shape() const { return views.back().shape; }
