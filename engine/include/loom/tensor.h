@@ -276,6 +276,7 @@ class Tensor {
   double item() const;
 
  private:
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<TensorImpl> impl_;
   friend struct TensorImpl;
 };

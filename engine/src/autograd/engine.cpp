@@ -37,8 +37,8 @@ namespace {
 }  // namespace
 
 Tensor Saved::get() const {
-  if (checked_ && *counter_ != version_) modified_in_place(value_, op_, *counter_, version_);
-  return value_;
+  if (checked_ && *counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
+  return Tensor(value_);
 }
 
 Tensor saves_result(const Tensor &result) {
@@ -105,16 +105,27 @@ bool records_node(const std::vector<Tensor> &inputs, const Tensor &out) {
          std::any_of(inputs.begin(), inputs.end(), [](const Tensor &t) { return t.requires_grad(); });
 }
 
-Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+namespace {
+// A handle only `out` holds, with nothing of a tensor's history yet (what a
+// forward's make_tensor returns): the result can take it over.
+bool plain_new_handle(const std::shared_ptr<TensorImpl> &impl) {
+  return impl.use_count() == 1 && !impl->requires_grad && !impl->grad_fn && !impl->grad && !impl->version &&
+         !impl->view_base && impl->views.empty() && !impl->differentiable_view && !impl->view_made_without_grad &&
+         !impl->multi_output_view && !impl->view_error && !impl->node_not_regenerated && !impl->view_addresses_storage;
+}
+}  // namespace
+
+Tensor record_node(const char *name, const std::vector<Tensor> &inputs, Tensor out, BackwardFn backward,
                    ViewReplay view, bool saves) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->uop = out.uop();
+  const bool reuse = plain_new_handle(TensorImpl::of(out));
+  std::shared_ptr<TensorImpl> impl = reuse ? TensorImpl::of(out) : TensorImpl::make();
+  if (!reuse) impl->uop = out.uop();
   if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
   if (!records_node(inputs, out)) {
-    if (!impl->view_base) impl->version = TensorImpl::of(out)->version_counter();
+    if (!impl->view_base && !reuse) impl->version = TensorImpl::of(out)->version_counter();
     return TensorImpl::wrap(impl);
   }
-  auto node = std::make_shared<Node>();
+  auto node = std::allocate_shared<Node>(uop::PoolAlloc<Node>());
   node->name = name;
   for (const Tensor &t : inputs) {
     node->inputs.push_back(edge_of(t));
@@ -318,7 +329,7 @@ std::string Tensor::grad_fn_name() const {
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = TensorImpl::make();
   impl->uop = impl_->uop;
   // Shares storage like torch's, but gradients do not flow back through it.
   autograd::register_view(impl, impl_, [](const Tensor &t) { return t; }, false);
@@ -352,7 +363,7 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   impl_->uop = realized.back();
   tensor::rebase_views(*impl_, before, impl_->uop);
   for (size_t i = 0; i < leaves.size(); i++) {
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = TensorImpl::make();
     impl->uop = realized[i];
     leaves[i]->grad = impl;
   }

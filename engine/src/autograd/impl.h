@@ -10,6 +10,7 @@
 
 #include "loom/autograd.h"
 #include "loom/tensor.h"
+#include "uop/pool.h"
 #include "uop/uop.h"
 
 namespace loom {
@@ -67,12 +68,10 @@ struct TensorImpl {
   // gradient goes straight to the base (torch's regenerated AsStridedBackward).
   bool view_addresses_storage = false;
 
+  // A new impl, from the graph's pool (uop/pool.h).
+  static std::shared_ptr<TensorImpl> make() { return std::allocate_shared<TensorImpl>(uop::PoolAlloc<TensorImpl>()); }
   static const std::shared_ptr<TensorImpl> &of(const Tensor &t) { return t.impl_; }
-  static Tensor wrap(std::shared_ptr<TensorImpl> impl) {
-    Tensor t;
-    t.impl_ = std::move(impl);
-    return t;
-  }
+  static Tensor wrap(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl)); }
 };
 
 namespace autograd {
@@ -105,7 +104,7 @@ class Saved {
   Tensor get() const;
 
  private:
-  Tensor value_;
+  UOpRef value_;
   std::shared_ptr<int64_t> counter_;
   int64_t version_;
   const char *op_;
@@ -142,20 +141,23 @@ int take_saved_count();
 
 // Attaches a node to `out` when grad mode is on, `out` is floating point and
 // some input requires grad. Returns the handle to give the caller (a fresh
-// impl, so a forward that returned one of its inputs does not touch it).
+// impl, so a forward that returned one of its inputs does not touch it; `out`'s
+// own impl when nothing else holds it and it is a plain new handle, as the
+// result of a forward usually is).
 // `view` (set for movement ops that torch implements as views): rebuilds out
 // from inputs[0]; out then shares inputs[0]'s storage and version counter.
 // The backward rule is made a BackwardFn only when a node will hold it.
 // `saves`: whether the backward rule holds Saved values (by default, whether
 // any were made since the last take_saved_count()).
 bool records_node(const std::vector<Tensor> &inputs, const Tensor &out);
-Tensor record_node(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, BackwardFn backward,
+Tensor record_node(const char *name, const std::vector<Tensor> &inputs, Tensor out, BackwardFn backward,
                    ViewReplay view, bool saves);
 template <typename B>
-Tensor record(const char *name, const std::vector<Tensor> &inputs, const Tensor &out, B &&backward,
+Tensor record(const char *name, const std::vector<Tensor> &inputs, Tensor out, B &&backward,
               ViewReplay view = nullptr, std::optional<bool> saves = std::nullopt) {
   const bool holds = saves ? *saves : take_saved_count() > 0;
-  return record_node(name, inputs, out, records_node(inputs, out) ? BackwardFn(std::forward<B>(backward)) : nullptr,
+  const bool node = records_node(inputs, out);
+  return record_node(name, inputs, std::move(out), node ? BackwardFn(std::forward<B>(backward)) : nullptr,
                      std::move(view), holds);
 }
 
@@ -165,12 +167,11 @@ template <typename F, typename B>
 Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B &&backward,
              ViewReplay view = nullptr) {
   const bool saves = take_saved_count() > 0;
-  Tensor out;
-  {
+  Tensor out = [&] {
     NoGradGuard guard;
-    out = forward();
-  }
-  return record(name, inputs, out, std::forward<B>(backward), std::move(view), saves);
+    return forward();
+  }();
+  return record(name, inputs, std::move(out), std::forward<B>(backward), std::move(view), saves);
 }
 
 // Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage;

@@ -24,7 +24,7 @@ Tensor::Tensor() : Tensor([] {
   static const UOpRef zero = const_tensor(0, DType::Float32, {});
   return zero;
 }()) {}
-Tensor::Tensor(UOpRef u) : impl_(std::make_shared<TensorImpl>()) { impl_->uop = std::move(u); }
+Tensor::Tensor(UOpRef u) : impl_(TensorImpl::make()) { impl_->uop = std::move(u); }
 
 const UOpRef &Tensor::uop() const { return impl_->uop; }
 

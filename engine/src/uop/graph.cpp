@@ -28,7 +28,9 @@ Shape compute_shape(const UOpRef &u) {
 }  // namespace
 
 // Memoized on the node itself: immutable nodes have one shape for life. A
-// VIEW's shape is its tracker's (no copy).
+// VIEW's shape is its tracker's (no copy). An elementwise chain shares the
+// shape of the node it runs down to (which each node of the chain keeps alive):
+// one Shape per computed shape, not one per node.
 const Shape &shape_of(const UOpRef &u) {
   static const Shape scalar;
   // A WRITE, SCAN or SORT has its first source's shape: no copy to memoize.
@@ -50,12 +52,16 @@ const Shape &shape_of(const UOpRef &u) {
   }
   const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const || (*cur)->op == Op::DefineVar;
   const Shape *known = unmemoized ? &shape_of(*cur) : (*cur)->shape_memo.load(std::memory_order_acquire);
-  Shape s = known ? *known : compute_shape(*cur);
-  if (!known) chain.push_back(cur->get());
-  for (const UOp *n : chain) {
-    auto *fresh = new Shape(s);
+  if (!known) {  // `cur` owns its computed shape
+    auto *fresh = new Shape(compute_shape(*cur));
     const Shape *expected = nullptr;
-    if (!n->shape_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
+    if ((*cur)->shape_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) (*cur)->owns_shape = true;
+    else delete fresh;
+    known = (*cur)->shape_memo.load(std::memory_order_acquire);
+  }
+  for (const UOp *n : chain) {
+    const Shape *expected = nullptr;
+    n->shape_memo.compare_exchange_strong(expected, known, std::memory_order_acq_rel);
   }
   return *u->shape_memo.load(std::memory_order_acquire);
 }
@@ -101,10 +107,11 @@ const UOp *whole_buffer(const UOp *u) {
 }
 
 namespace {
+// The 0-d constant reshaped to ones and expanded to `shape`: every stride 0,
+// built as one view.
 UOpRef broadcast_const(UOpRef c, DType dtype, const Shape &shape) {
-  Shape ones(shape.size(), 1);
-  auto st = shape::ShapeTracker::from_shape({}).reshape(ones).expand(shape);
-  return UOp::make(Op::View, dtype, {std::move(c)}, st);
+  shape::ShapeTracker st{shape::ViewStack(shape::View::create(shape, shape::Strides(shape.size(), 0)))};
+  return UOp::make(Op::View, dtype, {std::move(c)}, std::move(st));
 }
 }  // namespace
 

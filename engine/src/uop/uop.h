@@ -11,6 +11,7 @@
 #include "shape/shape_tracker.h"
 #include "uop/buffer.h"
 #include "uop/ops.h"
+#include "uop/pool.h"
 
 namespace loom::uop {
 
@@ -63,8 +64,8 @@ struct InternAlloc {
   InternAlloc() = default;
   template <typename U>
   InternAlloc(const InternAlloc<U> &) {}
-  T *allocate(size_t n) { return std::allocator<T>().allocate(n); }
-  void deallocate(T *p, size_t n) { std::allocator<T>().deallocate(p, n); }
+  T *allocate(size_t n) { return static_cast<T *>(pool_allocate(n * sizeof(T))); }
+  void deallocate(T *p, size_t n) { pool_free(p, n * sizeof(T)); }
   template <typename U>
   void destroy(U *p) {
     if constexpr (std::is_same_v<U, UOp>) unintern(p);
@@ -87,8 +88,10 @@ class UOp : public std::enable_shared_from_this<UOp> {
   const std::vector<UOpRef> src;
   const Arg arg;
   const size_t hash;
-  // The logical shape of a graph-level node, filled in once by shape_of.
+  // The logical shape of a graph-level node, filled in once by shape_of:
+  // owned (owns_shape, set by the thread that filled it in) or a source's.
   mutable std::atomic<const Shape *> shape_memo{nullptr};
+  mutable bool owns_shape = false;
   // A non-VIEW node's row-major tracker over its shape, filled in once by tracker_of.
   mutable std::atomic<const shape::ShapeTracker *> tracker_memo{nullptr};
   // The buffer view an earlier realize computed this node into, set and read
@@ -109,7 +112,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
   UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
       : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
   ~UOp() {
-    delete shape_memo.load(std::memory_order_relaxed);
+    if (owns_shape) delete shape_memo.load(std::memory_order_relaxed);
     delete tracker_memo.load(std::memory_order_relaxed);
   }
   UOp(const UOp &) = delete;

@@ -1,0 +1,29 @@
+// Per-thread free lists for the small objects a graph is made of (UOps, tensor
+// handles, autograd nodes). A training step builds a few thousand of each and
+// drops them together; the C library's allocator caches only a handful of
+// freed blocks per size per thread, so most of those went through its slow
+// path. Blocks come from malloc and are kept by size class (16-byte steps up
+// to 512 bytes) on the freeing thread's list, up to a bound, for its next
+// allocation of that size.
+#pragma once
+#include <cstddef>
+
+namespace loom::uop {
+
+void *pool_allocate(size_t bytes);
+void pool_free(void *p, size_t bytes);
+
+// A std allocator over the pool, for std::allocate_shared.
+template <typename T>
+struct PoolAlloc {
+  using value_type = T;
+  PoolAlloc() = default;
+  template <typename U>
+  PoolAlloc(const PoolAlloc<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(pool_allocate(n * sizeof(T))); }
+  void deallocate(T *p, size_t n) { pool_free(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const PoolAlloc<U> &) const { return true; }
+};
+
+}  // namespace loom::uop
