@@ -120,10 +120,13 @@ bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, 
     todo.push_back(w->src[1].get());
     if (w->src.size() > 2) todo.push_back(w->src[2].get());
   }
-  while (!todo.empty()) {  // the writes' kernel
+  // The writes' kernel, as far as it can read the base: a node with no path
+  // down to the base cannot read the old value or refer to the base, and
+  // neither can any node below it.
+  while (!todo.empty()) {
     const UOp *u = todo.back();
     todo.pop_back();
-    if (u == base || !in_same_kernel.insert(u)) continue;
+    if (u == base || !(reach.below(u) & bit) || !in_same_kernel.insert(u)) continue;
     same_kernel.push_back(u);
     if (always_realized(u)) {
       below.push_back(u);
