@@ -19,6 +19,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import autograd
 from . import nn
 from .jit import Jit, jit
+from .kernels import schedule
 from . import linalg
 from .creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, arange, rand, randn, randint,
                        randperm, zeros_like, ones_like, empty_like, full_like, rand_like, randn_like, cat, stack,

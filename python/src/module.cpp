@@ -12,6 +12,7 @@ namespace loom::python {
 void bind_tensor(py::module_ &m);
 void bind_nn(py::module_ &m);
 void bind_jit(py::module_ &m);
+void bind_inspect(py::module_ &m);
 
 namespace {
 
@@ -106,4 +107,5 @@ PYBIND11_MODULE(_C, m) {
   loom::python::bind_stats(m);
   loom::python::bind_nn(m);
   loom::python::bind_jit(m);
+  loom::python::bind_inspect(m);
 }

@@ -300,8 +300,14 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
     const codegen::Program p = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
     const renderer::CudaKernel cuda = renderer::render_cuda(
         codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
-    out.push_back({item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
-                   bound_str(item), cuda.blocks, cuda.threads});
+    RenderedKernel k{item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
+                     bound_str(item), cuda.blocks, cuda.threads, {}, ""};
+    for (auto &b : item.bufs)
+      k.buffers.push_back("buf" + std::to_string(b->id) + "[" + std::to_string(b->size) + "] " + dtype_name(b->dtype));
+    if (g_extern.load())
+      if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast))
+        if (const auto lib = runtime::default_device().extern_gemm(*g); lib && lib->library()) k.library = lib->library();
+    out.push_back(std::move(k));
   }
   return out;
 }

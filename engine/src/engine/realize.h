@@ -47,10 +47,14 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs);
 // schedule order, its name, AST, linearized program and source for the C
 // target, and its CUDA source and launch (blocks of threads); `bound`, what
 // its launch binds: each runtime scalar's value ("v0=0.5 float32") and each
-// buffer pointer's shift ("data1+1024"), "" when none.
+// buffer pointer's shift ("data1+1024"), "" when none; its buffers by slot
+// ("buf12[4096] float32", slot 0 the output); `library`, the extern kernel
+// the device runs instead of the generated code ("openblas sgemm"), or "".
 struct RenderedKernel {
   std::string name, ast, linear, c_source, cuda_source, bound;
   int64_t cuda_blocks = 1, cuda_threads = 1;
+  std::vector<std::string> buffers;
+  std::string library;
 };
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 

@@ -41,15 +41,27 @@ void note_update(const std::shared_ptr<TensorImpl> &target, const UOpRef &before
   p.targets.push_back(target);
 }
 
-std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
+namespace {
+// The live targets of pending updates not computed since; `take` empties the list.
+std::vector<std::shared_ptr<TensorImpl>> pending_targets(bool take) {
   std::vector<std::shared_ptr<TensorImpl>> targets;
-  {
-    auto &p = pending();
-    std::lock_guard<std::mutex> l(p.mu);
-    for (auto &w : p.targets)
-      if (auto t = w.lock(); t && !computed(t->uop)) targets.push_back(std::move(t));
-    p.targets.clear();
-  }
+  auto &p = pending();
+  std::lock_guard<std::mutex> l(p.mu);
+  for (auto &w : p.targets)
+    if (auto t = w.lock(); t && !computed(t->uop)) targets.push_back(std::move(t));
+  if (take) p.targets.clear();
+  return targets;
+}
+}  // namespace
+
+std::vector<UOpRef> with_pending_updates(const std::vector<UOpRef> &outs) {
+  std::vector<UOpRef> all = outs;
+  for (auto &t : pending_targets(false)) all.push_back(t->uop);
+  return all;
+}
+
+std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
+  const std::vector<std::shared_ptr<TensorImpl>> targets = pending_targets(true);
   if (outs.empty() && targets.empty()) return {};
   std::vector<UOpRef> all = outs;
   for (auto &t : targets) all.push_back(t->uop);

@@ -22,6 +22,9 @@ using UpdateObserver = std::function<void(const std::shared_ptr<TensorImpl> &tar
 UpdateObserver *set_update_observer(UpdateObserver *observer);
 // engine::realize of `outs` and of every pending update, in one schedule.
 std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs);
+// `outs` and the values of the pending updates: what realize_with_updates
+// would schedule, the updates left pending.
+std::vector<UOpRef> with_pending_updates(const std::vector<UOpRef> &outs);
 // `impl` took the buffer `now` for its value `before`: its live views that
 // read `before` directly read the buffer instead, so they stop holding the
 // graph that computed it (and every buffer that graph reads).
