@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 namespace loom::uop {
 namespace {
 
+// The reuse tests skip in a sanitizer build, which bypasses the lists.
 TEST(Pool, AFreedBlockServesTheNextRequestOfItsSizeClass) {
+  if (!pool_enabled()) GTEST_SKIP() << "the pool is bypassed under AddressSanitizer";
   void *a = pool_allocate(100);
   pool_free(a, 100);
   void *b = pool_allocate(112);  // 100 and 112 share the 16-byte class (97..112)
@@ -28,6 +31,7 @@ TEST(Pool, LargeRequestsGoStraightToMalloc) {
 }
 
 TEST(Pool, ABlockFreedOnAnotherThreadIsReusedThere) {
+  if (!pool_enabled()) GTEST_SKIP() << "the pool is bypassed under AddressSanitizer";
   void *a = pool_allocate(64);
   void *again = nullptr;
   std::thread([&] {
@@ -36,6 +40,19 @@ TEST(Pool, ABlockFreedOnAnotherThreadIsReusedThere) {
     pool_free(again, 64);
   }).join();  // the thread's lists are released when it exits
   EXPECT_EQ(again, a);
+}
+
+TEST(Pool, AThreadKeepsAtMostEightMegabytes) {
+  if (!pool_enabled()) GTEST_SKIP() << "the pool is bypassed under AddressSanitizer";
+  std::vector<void *> blocks;
+  for (int i = 0; i < 20000; i++) blocks.push_back(pool_allocate(512));  // 10 MB
+  const size_t before = pool_kept_bytes();
+  for (void *b : blocks) pool_free(b, 512);
+  EXPECT_LE(pool_kept_bytes(), size_t{8} << 20);  // the rest went back to malloc
+  EXPECT_GT(pool_kept_bytes(), (size_t{8} << 20) - 512);
+  EXPECT_GT(pool_kept_bytes(), before);
+  for (void *&b : blocks) b = pool_allocate(512);
+  for (void *b : blocks) pool_free(b, 512);
 }
 
 TEST(Pool, BlocksAreWritableOverTheirWholeClass) {
