@@ -81,16 +81,22 @@ std::atomic<bool> g_extern{[] {
   return !e || std::atoi(e) != 0;
 }()};
 
-// A kernel ready to run: a canonical GEMM (schedule/gemm.h) runs on the
-// device's extern GEMM when there is one for it and LOOM_EXTERN is not 0;
-// every other kernel is generated code.
+// A canonical GEMM (schedule/gemm.h) runs on the device's extern GEMM when
+// there is one for it and LOOM_EXTERN is not 0: that program, else null.
+std::shared_ptr<const runtime::Program> extern_program(const schedule::ScheduleItem &item) {
+  if (!g_extern.load()) return nullptr;
+  const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast);
+  return g ? runtime::default_device().extern_gemm(*g) : nullptr;
+}
+
+// A kernel ready to run: the extern program where there is one, every other
+// kernel generated code.
 std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
   const std::vector<DType> dtypes = buf_dtypes(item);
   runtime::Device &dev = runtime::default_device();
-  if (g_extern.load())
-    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast)) k->compiled = dev.extern_gemm(*g);
+  k->compiled = extern_program(item);
   const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
   k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
   return k;
@@ -304,9 +310,7 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
                      bound_str(item), cuda.blocks, cuda.threads, {}, ""};
     for (auto &b : item.bufs)
       k.buffers.push_back("buf" + std::to_string(b->id) + "[" + std::to_string(b->size) + "] " + dtype_name(b->dtype));
-    if (g_extern.load())
-      if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast))
-        if (const auto lib = runtime::default_device().extern_gemm(*g); lib && lib->library()) k.library = lib->library();
+    if (const auto lib = extern_program(item); lib && lib->library()) k.library = lib->library();
     out.push_back(std::move(k));
   }
   return out;

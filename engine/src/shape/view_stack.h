@@ -37,7 +37,6 @@ class ViewStack {
   iterator begin() { return own().begin(); }
   iterator end() { return own().end(); }
   void push_back(View v) { own().push_back(std::move(v)); }
-  void reserve(size_t n) { own().reserve(n); }
   iterator erase(const_iterator it) {
     const auto i = it - all().begin();  // an iterator into the shared vector, before own() copies it
     return own().erase(own().begin() + i);

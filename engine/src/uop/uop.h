@@ -54,18 +54,15 @@ struct Param {
 using Arg = std::variant<std::monostate, int64_t, double, std::string, shape::ShapeTracker, ReduceArg, WriteArg,
                          BufferArg, Param>;
 
-// Allocates a node together with its reference count (std::allocate_shared);
-// when the last reference goes, the node leaves the intern table before it is
-// destroyed.
+// Allocates a node together with its reference count (std::allocate_shared),
+// from the graph's pool; when the last reference goes, the node leaves the
+// intern table before it is destroyed.
 void unintern(const UOp *p);
 template <typename T>
-struct InternAlloc {
-  using value_type = T;
+struct InternAlloc : PoolAlloc<T> {
   InternAlloc() = default;
   template <typename U>
   InternAlloc(const InternAlloc<U> &) {}
-  T *allocate(size_t n) { return static_cast<T *>(pool_allocate(n * sizeof(T))); }
-  void deallocate(T *p, size_t n) { pool_free(p, n * sizeof(T)); }
   template <typename U>
   void destroy(U *p) {
     if constexpr (std::is_same_v<U, UOp>) unintern(p);
