@@ -6,23 +6,28 @@
 
 namespace loom::uop {
 
-UPat UPat::var(std::string name) {
+UPat UPat::var(std::string name, RuleLocation at) {
   UPat p;
   p.name_ = std::move(name);
+  p.loc_ = at;
   return p;
 }
-UPat UPat::cvar(std::string name) { return op(Op::Const, {}, std::move(name)); }
-UPat UPat::op(Op o, std::vector<UPat> src, std::string name) { return ops({o}, std::move(src), std::move(name)); }
-UPat UPat::ops(std::vector<Op> os, std::vector<UPat> src, std::string name) {
+UPat UPat::cvar(std::string name, RuleLocation at) { return op(Op::Const, {}, std::move(name), at); }
+UPat UPat::op(Op o, std::vector<UPat> src, std::string name, RuleLocation at) {
+  return ops({o}, std::move(src), std::move(name), at);
+}
+UPat UPat::ops(std::vector<Op> os, std::vector<UPat> src, std::string name, RuleLocation at) {
   UPat p;
   p.ops_ = std::move(os);
   if (!src.empty()) p.src_ = std::move(src);
   p.name_ = std::move(name);
+  p.loc_ = at;
   return p;
 }
 
-UPat operator+(const UPat &a, const UPat &b) { return UPat::op(Op::Add, {a, b}); }
-UPat operator*(const UPat &a, const UPat &b) { return UPat::op(Op::Mul, {a, b}); }
+// A pattern built with operators is located where its left operand was made.
+UPat operator+(const UPat &a, const UPat &b) { return UPat::op(Op::Add, {a, b}, "", a.loc_); }
+UPat operator*(const UPat &a, const UPat &b) { return UPat::op(Op::Mul, {a, b}, "", a.loc_); }
 UPat const_pat(int64_t c) { return UPat::cvar("__c" + std::to_string(c)); }
 UPat operator+(const UPat &a, int64_t c) { return a + const_pat(c); }
 UPat operator*(const UPat &a, int64_t c) { return a * const_pat(c); }
@@ -94,12 +99,30 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher &o) const {
   return PatternMatcher(std::move(r));
 }
 
+namespace {
+thread_local RuleCounts *t_rule_counts = nullptr;
+
+void count_rule(const RuleLocation &loc) {
+  std::string where = loc.file;
+  if (const size_t src = where.rfind("/src/"); src != std::string::npos) where = where.substr(src + 5);
+  where += ":" + std::to_string(loc.line);
+  for (auto &[w, n] : *t_rule_counts)
+    if (w == where) return void(n++);
+  t_rule_counts->emplace_back(std::move(where), 1);
+}
+}  // namespace
+
+void count_rules(RuleCounts *counts) { t_rule_counts = counts; }
+
 UOpRef PatternMatcher::rewrite(const UOpRef &u) const {
   for (auto &rule : rules_) {
     Match m;
     m.root = u;
     if (!match(rule.pat, u, m)) continue;
-    if (auto r = rule.fn(m); r && r != u) return r;
+    if (auto r = rule.fn(m); r && r != u) {
+      if (t_rule_counts) count_rule(rule.loc);
+      return r;
+    }
   }
   return nullptr;
 }

@@ -12,16 +12,30 @@
 
 namespace loom::uop {
 
+// Where a rule was written: the line of its pattern's first factory call
+// (UPat::var, op, ...), which each takes as a defaulted argument. Not std::source_location: clang 14 (the
+// sanitizer and libFuzzer build's compiler) lacks it with libstdc++ 12; the
+// builtins give the same call-site file and line under g++ and clang.
+struct RuleLocation {
+  const char *file = "";
+  unsigned line = 0;
+  static constexpr RuleLocation current(const char *f = __builtin_FILE(), unsigned l = __builtin_LINE()) {
+    return {f, l};
+  }
+};
+
 class UPat {
  public:
-  static UPat var(std::string name = "");                     // any node
-  static UPat cvar(std::string name = "");                    // any Const
-  static UPat op(Op op, std::vector<UPat> src = {}, std::string name = "");
-  static UPat ops(std::vector<Op> ops, std::vector<UPat> src = {}, std::string name = "");
+  static UPat var(std::string name = "", RuleLocation at = RuleLocation::current());  // any node
+  static UPat cvar(std::string name = "", RuleLocation at = RuleLocation::current());  // any Const
+  static UPat op(Op op, std::vector<UPat> src = {}, std::string name = "", RuleLocation at = RuleLocation::current());
+  static UPat ops(std::vector<Op> ops, std::vector<UPat> src = {}, std::string name = "",
+                  RuleLocation at = RuleLocation::current());
 
   std::optional<std::vector<Op>> ops_;
   std::optional<std::vector<UPat>> src_;  // nullopt: any sources
   std::string name_;
+  RuleLocation loc_;
 };
 
 // Binary ALU patterns read like the rules they match.
@@ -46,22 +60,11 @@ class Match {
 
 using RewriteFn = std::function<UOpRef(const Match &)>;
 
-// Where a rule was written. Not std::source_location: clang 14 (the
-// sanitizer and libFuzzer build's compiler) lacks it with libstdc++ 12; the
-// builtins give the same call-site file and line under g++ and clang.
-struct RuleLocation {
-  const char *file = "";
-  unsigned line = 0;
-  static constexpr RuleLocation current(const char *f = __builtin_FILE(), unsigned l = __builtin_LINE()) {
-    return {f, l};
-  }
-};
-
 struct Rule {
   UPat pat;
   RewriteFn fn;
   RuleLocation loc;
-  Rule(UPat p, RewriteFn f, RuleLocation l = RuleLocation::current()) : pat(std::move(p)), fn(std::move(f)), loc(l) {}
+  Rule(UPat p, RewriteFn f) : pat(std::move(p)), fn(std::move(f)), loc(pat.loc_) {}
 };
 
 class PatternMatcher {
@@ -74,6 +77,11 @@ class PatternMatcher {
  private:
   std::vector<Rule> rules_;
 };
+
+// While set on this thread, each rule that rewrites a node adds one to its
+// count here, keyed "file:line" (where the rule was written); nullptr stops.
+using RuleCounts = std::vector<std::pair<std::string, int64_t>>;
+void count_rules(RuleCounts *counts);
 
 // Rewrites bottom-up until no rule applies anywhere (memoized per node).
 UOpRef graph_rewrite(const UOpRef &root, const PatternMatcher &pm);
