@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <utility>
 
 #include "codegen/block.h"
 #include "codegen/merge_axes.h"
@@ -10,6 +11,7 @@
 #include "codegen/vectorize.h"
 #include "schedule/gemm.h"
 #include "uop/graph.h"
+#include "uop/node_map.h"
 
 namespace loom::codegen {
 
@@ -34,11 +36,32 @@ bool dump_passes() {
   return on;
 }
 
-// `text` is called only when the passes are dumped: a kernel's text is not
-// built for nothing.
+struct PassLogState {
+  PassLog *log = nullptr;
+  UOpRef last_graph;  // the latest pass's graph (kept alive: its nodes' addresses are compared)
+  uop::RuleCounts rules;
+};
+thread_local PassLogState t_pass_log;
+
+void record_pass(const char *pass, std::string text, const UOpRef &graph) {
+  PassRecord r{pass, std::move(text), {}, std::exchange(t_pass_log.rules, {})};
+  if (graph && t_pass_log.last_graph) {
+    uop::NodeSet before;
+    for (auto &u : uop::toposort(t_pass_log.last_graph)) before.insert(u.get());
+    const std::vector<UOpRef> after = uop::toposort(graph);  // UOp::str's line order
+    for (size_t i = 0; i < after.size(); i++)
+      if (!before.contains(after[i].get())) r.changed.push_back(static_cast<int>(i));
+  }
+  if (graph) t_pass_log.last_graph = graph;
+  t_pass_log.log->push_back(std::move(r));
+}
+
+// `text` is called only when the passes are dumped or logged: a kernel's
+// text is not built for nothing. `graph`: the pass's result when it is one.
 template <typename Text>
-void log_pass(const std::string &kernel, const char *pass, const Text &text) {
+void log_pass(const std::string &kernel, const char *pass, const Text &text, const UOpRef &graph = nullptr) {
   if (dump_passes()) std::cerr << "--- " << kernel << " after " << pass << "\n" << text();
+  if (t_pass_log.log) record_pass(pass, text(), graph);
 }
 
 // The DEFINE_VARs `ast` reads, by slot.
@@ -84,6 +107,13 @@ Program gemm_kernel(const UOpRef &ast, const schedule::GemmShape &g, const std::
 
 }  // namespace
 
+void set_pass_log(PassLog *log) {
+  t_pass_log.log = log;
+  t_pass_log.last_graph = nullptr;
+  t_pass_log.rules.clear();
+  uop::count_rules(log ? &t_pass_log.rules : nullptr);
+}
+
 UOpRef prepared(const UOpRef &ast, const Target &t) {
   if (no_opt()) return ast;
   const UOpRef merged = merge_axes(ast);
@@ -100,20 +130,21 @@ Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<D
 namespace {
 Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
                const Target &t) {
-  log_pass(name, "schedule (AST)", [&] { return ast->str(); });
+  if (t_pass_log.log) t_pass_log.last_graph = nullptr;  // each kernel's first pass changes nothing
+  log_pass(name, "schedule (AST)", [&] { return ast->str(); }, ast);
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
   if (t.tensor_cores && !no_opt())
     if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
       return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
   const UOpRef kernel = prepared(ast, t);
-  if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); });
+  if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel, t);
   log_pass(name, forced ? "optimize (given)" : "optimize", [&] { return upcast_str(up); });
   LoweredKernel lowered = lower(kernel, up, !no_opt());
-  log_pass(name, "lower", [&] { return lowered.sink->str(); });
+  log_pass(name, "lower", [&] { return lowered.sink->str(); }, lowered.sink);
   if (!no_opt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors);
-    log_pass(name, "vectorize", [&] { return lowered.sink->str(); });
+    log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
   }
   Program p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", [&] { return program_str(p); });

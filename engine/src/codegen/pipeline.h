@@ -24,8 +24,22 @@
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "codegen/target.h"
+#include "uop/pattern.h"
 
 namespace loom::codegen {
+
+// What the passes did to the kernels compiled on this thread, for the viewer
+// (LOOM_VIZ): while a log is set, compile_kernel appends each pass's result.
+struct PassRecord {
+  std::string pass, text;  // the text LOOM_DEBUG=4 prints after the pass
+  // Lines of `text` that are nodes the previous pass's graph did not have
+  // (nodes are interned: an unchanged node is the same node); empty where the
+  // pass's result is not a graph (optimize's choice, the linear program).
+  std::vector<int> changed;
+  uop::RuleCounts rules;  // rewrite rules that fired during the pass, by where they were written
+};
+using PassLog = std::vector<PassRecord>;
+void set_pass_log(PassLog *log);  // this thread; nullptr stops
 
 // The kernel as the optimize pass sees it: the merge and block passes' result
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.

@@ -8,6 +8,7 @@
 
 #include "loom/error.h"
 #include "schedule/donate.h"
+#include "schedule/explain.h"
 #include "schedule/gemm.h"
 #include "schedule/split_reduce.h"
 #include "schedule/lifetime.h"
@@ -47,15 +48,20 @@ bool is_widened_buffer(UOpRef u, const NodeSet &rp) {
   return x->op == Op::Buffer || always_realized(x.get()) || rp.contains(x.get());
 }
 
-// Decides which nodes get their own buffer.
-NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs) {
+// Decides which nodes get their own buffer; `why`, when given, gets each
+// one's reason (the first rule that chose it).
+NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
+                            Reasons *why = nullptr) {
   NodeSet rp;
+  auto realize = [&](const UOp *u, const char *reason) {
+    if (rp.insert(u) && why) (*why)[u] = reason;
+  };
   for (auto &o : outputs)
-    if (!is_leaf(uop::root_of(o))) rp.insert(base_of(o).get());
+    if (!is_leaf(uop::root_of(o))) realize(base_of(o).get(), "an output of the realize");
   // Distinct nodes reading each node (x * x reads x once).
   NodeMap<int> consumers;
   for (auto &u : order) {
-    if (always_realized(u.get())) rp.insert(u.get());
+    if (always_realized(u.get())) realize(u.get(), "its op always gets a kernel of its own (CONTIGUOUS, WRITE, SCAN, SORT)");
     for (size_t i = 0; i < u->src.size(); i++)
       if (std::none_of(u->src.begin(), u->src.begin() + i, [&](const UOpRef &p) { return p == u->src[i]; }))
         consumers[u->src[i].get()]++;
@@ -64,7 +70,8 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
   // a sorted one by a library kernel: both read it from a buffer.
   for (auto &u : order)
     if ((u->op == Op::Gather || u->op == Op::Sort) && !is_leaf(uop::root_of(u->src[0])))
-      rp.insert(base_of(u->src[0]).get());
+      realize(base_of(u->src[0]).get(), u->op == Op::Gather ? "gathered: read at addresses known when the kernel runs"
+                                                            : "sorted by a library kernel, which reads a buffer");
   // A reduction is computed once: a node whose kernel would contain an
   // unrealized reduction gets its own buffer when several nodes read it (each
   // would inline the reduction again), or when it is read through a view that
@@ -76,11 +83,12 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
     for (auto &s : u->src) r |= !rp.contains(s.get()) && has_reduce[s.get()];
     if (u->op == Op::View && !is_reshape(u) && !rp.contains(u->src[0].get()) && has_reduce[u->src[0].get()] &&
         !is_leaf(u->src[0])) {
-      rp.insert(u->src[0].get());
+      realize(u->src[0].get(), "holds a reduction and is read through a view that is not a reshape (each read "
+                               "would recompute it)");
       r = false;
     }
     if (r && consumers[u.get()] > 1) {
-      rp.insert(u.get());
+      realize(u.get(), "holds a reduction and has several readers (each would compute it again)");
       r = false;
     }
     has_reduce[u.get()] = r;
@@ -96,7 +104,8 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
     for (auto &s : u->src) feeds_reduce[s.get()] |= feeds;
     if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) && !is_widened_buffer(u->src[0], rp) &&
         shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
-      rp.insert(u->src[0].get());
+      realize(u->src[0].get(), "read by a reduction through an expanding view (a matmul's or a convolution's "
+                               "operand: each element would be recomputed per read)");
   }
   return rp;
 }
@@ -194,7 +203,10 @@ class KernelBuilder {
 std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
                                         const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched,
                                         NodeMap<UOpRef> &view_of) {
-  auto rp = find_realize_points(order, outputs);
+  const bool explain_cut = explaining();
+  Reasons why;
+  std::vector<std::vector<std::string>> kernels_of;  // per realized node, when explaining
+  auto rp = find_realize_points(order, outputs, explain_cut ? &why : nullptr);
   auto tmpl = std::make_shared<ScheduleTemplate>();
   sched.work_needed = tmpl->work_needed = work_needed(order);
   NodeMap<int64_t> slot;  // buffer -> its slot in the template
@@ -210,6 +222,8 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     const Shape &shape = shape_of(node);
     const std::shared_ptr<uop::Buffer> *donation = donated.find(node.get());
     auto out = donation ? *donation : uop::Buffer::create(node->dtype, shape::prod(shape));
+    const size_t first_item = sched.items.size();
+    if (donation && explain_cut) why[node.get()] = "a WRITE donated its base's buffer: its stores go there in place";
     buffer_of[node.get()] = out;
     if (donation) {
       const int64_t *donor = slot.find(out.get());
@@ -242,7 +256,12 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     UOpRef bv = uop::buffer_view(out, shape);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
+    if (explain_cut) {
+      kernels_of.emplace_back();
+      for (size_t k = first_item; k < sched.items.size(); k++) kernels_of.back().push_back(sched.items[k].name);
+    }
   }
+  if (explain_cut) sched.explanation = tmpl->explanation = explain(order, why, kernels_of);
   for (auto &item : sched.items) {
     ScheduleTemplate::Item t{item.ast, item.name, {}, {}, item.shifts};
     for (auto &b : item.bufs) t.slots.push_back(*slot.find(b.get()));
@@ -258,6 +277,7 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
 void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *> &order,
                  const std::vector<std::pair<int64_t, int64_t>> &bases, Schedule &sched, NodeMap<UOpRef> &view_of) {
   sched.work_needed = tmpl.work_needed;
+  sched.explanation = tmpl.explanation;
   auto buffer_at = [&](int64_t position) -> const std::shared_ptr<uop::Buffer> & {
     return (*order[static_cast<size_t>(position)])->arg_as<uop::BufferArg>().buffer;
   };
@@ -299,8 +319,15 @@ bool dump_passes() {
 }
 
 // LOOM_DEBUG=4: the schedule after a pass, one line per kernel (its name,
-// buffers by id, runtime scalars and pointer shifts).
-void log_pass(const char *pass, const Schedule &sched) {
+// buffers by id, runtime scalars and pointer shifts). A graph cut now (not
+// from the cache) while explaining: its kernels' names after the pass, in the
+// explanation.
+void log_pass(const char *pass, Schedule &sched) {
+  if (sched.explanation && !sched.cached) {
+    std::vector<std::string> names;
+    for (const ScheduleItem &item : sched.items) names.push_back(item.name);
+    sched.explanation->passes.push_back({pass, std::move(names)});
+  }
   if (!dump_passes()) return;
   std::string text = "--- schedule after " + std::string(pass) + ": " + std::to_string(sched.items.size()) +
                      " kernel(s)" + (sched.cached ? " (from the schedule cache)" : "") + "\n";
@@ -371,15 +398,15 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   std::vector<bool> donated_at(order.size());
   for (size_t i = 0; i < order.size(); i++) donated_at[i] = donated.contains(order[i]->get());
   const GraphKey key = graph_key(order, donated_at);
+  std::shared_ptr<ScheduleTemplate> built;  // stored once the passes below have run (their log is in its explanation)
   if (auto tmpl = find_template(key)) {
     instantiate(*tmpl, order, key.bases, sched, view_of);
     sched.cached = true;
   } else {
     std::vector<UOpRef> nodes;
     for (const UOpRef *u : order) nodes.push_back(*u);
-    std::shared_ptr<ScheduleTemplate> built = build(nodes, outputs, donated, sched, view_of);
+    built = build(nodes, outputs, donated, sched, view_of);
     built->bases = key.bases;
-    store_template(key, std::move(built));
   }
   log_pass("cut", sched);
   collect_results(raw_outputs, outputs, rebuilt, view_of, sched);
@@ -388,6 +415,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   log_pass("gemms", sched);
   split_reductions(sched);
   log_pass("reductions", sched);
+  if (built) store_template(key, std::move(built));
   return sched;
 }
 

@@ -15,6 +15,8 @@ namespace loom::schedule {
 
 using uop::UOpRef;
 
+struct Explanation;  // schedule/explain.h
+
 struct ScheduleItem {
   // SINK(STORE(DEFINE_GLOBAL 0, value)): value is a graph over VIEW(DEFINE_GLOBAL k),
   // VIEW(CONST), VIEW(DEFINE_VAR), ALU, CAST, VIEW, REDUCE_AXIS, GATHER (and a root SCAN or SORT);
@@ -44,6 +46,8 @@ struct Schedule {
   // The graph's structure equalled an earlier one's: its kernels were not cut
   // again but taken from the schedule cache (schedule/schedule_cache.h).
   bool cached = false;
+  // Why the graph was cut as it was (schedule/explain.h); null unless explaining.
+  std::shared_ptr<Explanation> explanation;
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);

@@ -18,6 +18,8 @@ namespace loom::schedule {
 
 using uop::UOpRef;
 
+struct Explanation;  // schedule/explain.h
+
 // A graph's structure, buffers as placeholders: per node of the topological
 // order (ending in the SINK of the outputs) its op, dtype, sources as
 // positions in the order, and a BUFFER's size in place of its buffer; the
@@ -59,6 +61,7 @@ struct ScheduleTemplate {
   std::vector<Realized> realized;  // in the order the nodes got their buffers
   std::vector<std::pair<int64_t, int64_t>> bases;  // the GraphKey's, when the template was built
   int64_t work_needed = 0;
+  std::shared_ptr<Explanation> explanation;  // when the cut was explained (schedule/explain.h)
 };
 
 // The template stored under an equal key, if any.
