@@ -18,6 +18,9 @@ packages=(
   # Without it libtorch's matmul uses Debian's reference BLAS (~5 GFLOP/s
   # instead of ~160-190 on 2 cores) and every matmul comparison crawls.
   libopenblas0-pthread
+  # The viewer (python3 -m loom.viz): Graphviz lays out its graphs; its test
+  # opens the page in headless Chromium (python/tests/test_viz.py).
+  graphviz chromium-headless-shell
   "$@"
 )
 

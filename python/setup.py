@@ -74,6 +74,7 @@ setup(
     install_requires=["numpy"],
     packages=find_packages(HERE, include=["loom", "loom.*"]),
     package_dir={"": os.path.relpath(HERE)},
+    package_data={"loom.viz": ["page.html", "page.js", "page.css"]},  # the viewer's page
     ext_modules=[Extension("loom._C", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

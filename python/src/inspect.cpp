@@ -1,7 +1,9 @@
 // loom._C.kernels_of: the kernels a realize would run (loom/inspect.h), as
-// KernelInfo objects; the `loom.schedule` function wraps it.
+// KernelInfo objects; the `loom.schedule` function wraps it. loom._C.viz_*:
+// the viewer's recorder (loom/viz.h), wrapped by `loom.viz`.
 #include "convert.h"
 #include "loom/inspect.h"
+#include "loom/viz.h"
 
 namespace loom::python {
 
@@ -26,6 +28,11 @@ void bind_inspect(py::module_ &m) {
         return s + ">";
       });
   m.def("kernels_of", &kernels_of, py::arg("tensors"));
+  m.def("viz_start", &viz::start);
+  m.def("viz_stop", &viz::stop);
+  m.def("viz_recording", &viz::recording);
+  m.def("viz_trace_json", &viz::trace_json);
+  m.def("viz_save", &viz::save, py::arg("path"));
 }
 
 }  // namespace loom::python

@@ -17,6 +17,7 @@
 #include "loom/backends.h"
 #include "engine/beam.h"
 #include "engine/capture.h"
+#include "engine/trace.h"
 #include "renderer/c_renderer.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
@@ -98,7 +99,9 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   runtime::Device &dev = runtime::default_device();
   k->compiled = extern_program(item);
   const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
+  trace::PassCapture passes;
   k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
+  if (trace::on()) trace::kernel_lowered(item.ast, item.name, passes.take(), k->compiled ? k->compiled->library() : nullptr);
   return k;
 }
 
@@ -119,12 +122,16 @@ void evict_least_recent(KernelCache &cache, uint64_t before) {
 // many the compiler built. LOOM_DEBUG=3 prints each kernel's source.
 int64_t compile_kernels(const std::vector<std::shared_ptr<Kernel>> &kernels) {
   std::vector<runtime::KernelSource> sources;
+  const bool tracing = trace::on();
   for (auto &k : kernels) {
     sources.push_back(runtime::default_device().source(k->program));
     if (debug_level() >= 3) std::cerr << sources.back().source.substr(sources.back().body);
+    if (tracing) trace::kernel_source(k->ast, sources.back().source.substr(sources.back().body));
   }
   runtime::CompileStats cs;
+  const double t0 = now_ms();
   const std::vector<std::shared_ptr<const runtime::Program>> progs = runtime::default_device().compile(sources, cs);
+  if (tracing) trace::compiled(t0, now_ms() - t0, cs.compiled, static_cast<int64_t>(kernels.size()));
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i]->compiled = progs[i];
   stats().kernels_compiled += cs.compiled;
   stats().cache_healed += cs.cache_healed;
@@ -360,13 +367,15 @@ int64_t run(const std::vector<ExecItem> &items) {
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
     double ms = 0;
-    if (debug_level() >= 2) {
+    const bool tracing = trace::on();
+    const double k0 = now_ms();
+    if (debug_level() >= 2 || tracing) {
       ms = runtime::default_device().timed_launch(*e.program, ptrs.data(), e.global_size, e.parallel);
     } else {
-      const double k0 = now_ms();
       e.program->launch(ptrs.data(), e.global_size, e.parallel);
       ms = now_ms() - k0;
     }
+    if (tracing) trace::launched(e, k0, ms, g_live_bytes.load());
     stats().kernel_seconds += ms * 1e-3;
     for (auto &b : e.release) b->mem.reset();
     stats().kernels_run++;
@@ -405,6 +414,7 @@ void rehearse(const schedule::Schedule &sched) {
 
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   const double t0 = now_ms();
+  const bool tracing = trace::on() && !t_rehearsing;  // first: LOOM_VIZ starts recording here
   schedule::Schedule sched = schedule::create_schedule(outputs);
   if (t_rehearsing) {
     rehearse(sched);
@@ -414,7 +424,10 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   stats().schedules++;
   stats().schedule_hits += sched.cached;
   stats().work_needed += sched.work_needed;
+  if (tracing && !sched.items.empty()) trace::realize_begun(t0);
+  const int64_t compiled_before = stats().kernels_compiled;
   const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
+  if (tracing && !sched.items.empty()) trace::realize_ended(sched, now_ms(), work, stats().kernels_compiled - compiled_before);
   schedule::commit(sched);
   stats().realize_seconds += (now_ms() - t0) * 1e-3;
   if (debug_level() >= 1 && !sched.items.empty())
