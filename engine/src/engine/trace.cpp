@@ -13,6 +13,7 @@
 #include "loom/error.h"
 #include "loom/viz.h"
 #include "schedule/explain.h"
+#include "schedule/schedule_cache.h"
 
 namespace loom::engine::trace {
 
@@ -306,8 +307,10 @@ void start() {
     t.on = true;
   }
   schedule::set_explaining(true);
-  // Kernels lowered before now would have no passes in the trace: they are
-  // lowered again (from the disk cache, not compiled again) when next used.
+  // Graphs cut and kernels lowered before now would have no explanation and
+  // no passes in the trace: they are cut and lowered again when next used
+  // (kernels load from the disk cache, not compiled again).
+  schedule::clear_schedule_cache();
   engine::clear_kernel_cache();
 }
 

@@ -135,4 +135,9 @@ size_t cached_schedules() {
   return cache().map.size();
 }
 
+void clear_schedule_cache() {
+  std::lock_guard<std::mutex> l(cache().mu);
+  cache().map.clear();
+}
+
 }  // namespace loom::schedule

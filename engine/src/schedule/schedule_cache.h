@@ -68,5 +68,6 @@ struct ScheduleTemplate {
 std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key);
 void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t);
 size_t cached_schedules();
+void clear_schedule_cache();  // each structure is cut again when next realized
 
 }  // namespace loom::schedule
