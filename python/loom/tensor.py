@@ -229,7 +229,10 @@ def copy_(self, src):
 def _inplace(name):
     def update(self, *args, **kwargs):
         # torch's checks (an operand partly sharing the written memory, the leaf rules) before computing
-        self._check_in_place([a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)])
+        operands = [a for a in args if isinstance(a, Tensor)]
+        if kwargs:
+            operands += [a for a in kwargs.values() if isinstance(a, Tensor)]
+        self._check_in_place(operands)
         self._assign(getattr(self, name)(*args, **kwargs))
         return self
     update.__name__ = name + "_"

@@ -86,8 +86,10 @@ _add, _sub = Tensor.add, Tensor.sub
 
 def _add_scaled(self, other, alpha):
     """self + alpha * other with one rounding for float32, as torch's fused multiply-add kernel rounds."""
-    if isinstance(other, Tensor) and self.dtype == other.dtype == _dt.float32:
-        return self._add_scaled_f32(other, alpha)
+    if isinstance(other, Tensor):
+        fused = self._add_scaled_f32(other, alpha)  # None unless both are float32
+        if fused is not None:
+            return fused
     return _add(self, other * alpha)
 
 

@@ -103,7 +103,8 @@ void bind_tensor(py::module_ &m) {
       // self + alpha * other with one rounding for float32, as torch's fused
       // multiply-add kernel rounds: the product and sum in float64, alpha
       // rounded to float32 first (one call for the shim's add/sub with alpha).
-      .def("_add_scaled_f32", [](const Tensor &a, const Tensor &b, double alpha) {
+      .def("_add_scaled_f32", [](const Tensor &a, const Tensor &b, double alpha) -> std::optional<Tensor> {
+        if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32) return std::nullopt;  // the caller's general path
         const double alpha32 = static_cast<float>(alpha);
         return a.cast(DType::Float64).add(b.cast(DType::Float64).mul(alpha32)).cast(DType::Float32);
       })
