@@ -49,7 +49,14 @@ function lines(pre, text, marked, cls) {
 const T = D.mode === "trace" ? D.trace : null;
 const S = { realize: 0, kernel: -1, pass: 0, zoom: 1 };
 
-function launchesOf(r) { return T.launches.filter((l) => l[0] === r); }
+// Launches by realize, grouped once: the kernel list and the counter table
+// read them per realize (a long run has hundreds of thousands).
+const byRealize = new Map();
+for (const l of T ? T.launches : []) {
+  if (!byRealize.has(l[0])) byRealize.set(l[0], []);
+  byRealize.get(l[0]).push(l);
+}
+function launchesOf(r) { return byRealize.get(r) || []; }
 
 function summary() {
   const R = T.realizes, hits = R.filter((r) => r.cached).length;
