@@ -63,6 +63,16 @@ class CudaProgram : public Program {
   size_t params_, buffers_;
 };
 
+// Whether `fn` takes exactly n parameters, where the driver can tell (else
+// true): a launch hands the driver n parameter pointers, and a kernel that
+// takes more would read past them.
+bool takes_parameters(CUfunction fn, size_t n) {
+  const auto info = driver().FuncGetParamInfo;
+  if (!info) return true;
+  size_t offset = 0, size = 0;
+  return (n == 0 || info(fn, n - 1, &offset, &size) == kCudaSuccess) && info(fn, n, &offset, &size) != kCudaSuccess;
+}
+
 // A program from a cubin image; nullptr (and *error set) when the driver
 // rejects it or it lacks the kernel.
 std::shared_ptr<const Program> load_module(const std::string &cubin, const KernelSource &k, CUresult *error) {
@@ -73,6 +83,12 @@ std::shared_ptr<const Program> load_module(const std::string &cubin, const Kerne
   if ((*error = driver().ModuleGetFunction(&fn, module, k.name.c_str())) != kCudaSuccess) {
     driver().ModuleUnload(module);
     return nullptr;
+  }
+  if (const size_t n = k.buffers + k.vars; !takes_parameters(fn, n)) {
+    driver().ModuleUnload(module);
+    throw InternalError("CUDA kernel " + k.name + " does not take the " + std::to_string(n) +
+                        " parameters its launch passes (" + std::to_string(k.buffers) + " buffers, " +
+                        std::to_string(k.vars) + " runtime scalars)");
   }
   return std::make_shared<CudaProgram>(module, fn, k);
 }

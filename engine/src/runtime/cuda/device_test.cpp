@@ -97,7 +97,7 @@ TEST(CudaDevice, CompilesCachesAndRunsAKernel) {
   std::string why;
   Device *d = gpu_device(&why);
   if (!d) GTEST_SKIP() << "no GPU: " << why;
-  const KernelSource k{.name = "loom_test_double", .source = kDouble, .blocks = 0, .threads = 128};
+  const KernelSource k{.name = "loom_test_double", .source = kDouble, .blocks = 0, .threads = 128, .buffers = 2};
   CompileStats first;
   auto programs = d->compile({k}, first);
   ASSERT_EQ(programs.size(), 1u);
@@ -123,6 +123,26 @@ TEST(CudaDevice, CompilesCachesAndRunsAKernel) {
   synchronize();
   d->copy_out(out.data(), dst.get(), bytes);
   for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], 2 * in[i]) << "at " << i;
+}
+
+// A kernel whose parameters are not the buffers and scalars its launch
+// passes is refused when it loads, not launched with a short parameter array.
+TEST(CudaDevice, AKernelTakingOtherParametersThanItsLaunchPassesIsAnInternalError) {
+  std::string why;
+  Device *d = gpu_device(&why);
+  if (!d) GTEST_SKIP() << "no GPU: " << why;
+  if (!driver().FuncGetParamInfo) GTEST_SKIP() << "the driver predates cuFuncGetParamInfo";
+  for (size_t buffers : {size_t{0}, size_t{1}, size_t{3}}) {
+    const KernelSource k{.name = "loom_test_double", .source = kDouble, .blocks = 0, .threads = 128, .buffers = buffers};
+    CompileStats stats;
+    try {
+      d->compile({k}, stats);
+      FAIL() << "a kernel of 2 parameters loaded for a launch of " << buffers;
+    } catch (const InternalError &e) {
+      EXPECT_NE(std::string(e.what()).find("does not take the " + std::to_string(buffers) + " parameters"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(CudaDevice, AKernelThatDoesNotCompileIsAnInternalError) {

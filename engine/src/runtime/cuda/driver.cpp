@@ -83,6 +83,7 @@ State load() {
   resolve(lib, d.EventSynchronize, "cuEventSynchronize", m);
   resolve(lib, d.EventElapsedTime, "cuEventElapsedTime", m);
   resolve(lib, d.EventDestroy, "cuEventDestroy_v2", m);
+  d.FuncGetParamInfo = reinterpret_cast<decltype(d.FuncGetParamInfo)>(dlsym(lib, "cuFuncGetParamInfo"));
   if (!m.empty()) return s;
 
   auto failed = [&](const char *what, CUresult r) {

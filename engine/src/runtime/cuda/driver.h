@@ -52,6 +52,9 @@ struct Driver {
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*EventDestroy)(CUevent);  // cuEventDestroy_v2
+  // Optional (drivers of CUDA 12.4 and later; nullptr before): a kernel
+  // parameter's offset and size, an error past the last parameter.
+  CUresult (*FuncGetParamInfo)(CUfunction, size_t index, size_t *offset, size_t *size);
 };
 
 // Why the driver cannot be used, as a sentence naming what is missing (no
