@@ -331,7 +331,10 @@ TEST(Codegen, ALongFloatSumAddsPartialSumsOfItsInnerLoops) {
 // exp on float runs the C prelude's branch-free polynomial (so an unrolled
 // group vectorizes). Across the whole range, subnormal results, overflow and
 // the special values, it stays within one float ulp of the exact result.
+// On a GPU it is CUDA's expf, as PyTorch's CUDA exp is: the CUDA Math API
+// bounds that by two ulps.
 TEST(Codegen, FloatExpIsWithinOneUlpOfTheExactValue) {
+  const int ulps = std::string(engine::device_name()) == "CUDA" ? 2 : 1;
   const int64_t n = int64_t{1} << 20;
   const std::vector<float> special{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -87.33655f,
                                    -103.9720f, -103.9730f, 1e-30f, -1e-30f, 0.34657359f, -0.34657359f, 700.0f, -700.0f};
@@ -346,7 +349,8 @@ TEST(Codegen, FloatExpIsWithinOneUlpOfTheExactValue) {
       ASSERT_TRUE(std::isnan(g)) << "exp(nan)";
       continue;
     }
-    const float lo = std::nextafter(static_cast<float>(exact), -INFINITY), hi = std::nextafter(static_cast<float>(exact), INFINITY);
+    float lo = static_cast<float>(exact), hi = lo;
+    for (int u = 0; u < ulps; ++u) lo = std::nextafter(lo, -INFINITY), hi = std::nextafter(hi, INFINITY);
     ASSERT_TRUE(g >= lo && g <= hi) << "exp(" << x << ") = " << g << ", exact " << exact;
   }
 }
