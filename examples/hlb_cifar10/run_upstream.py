@@ -30,9 +30,11 @@ def write_data_pt(root, path):
     train_x, train_y = load_split(root, [f"data_batch_{i}" for i in range(1, 6)])
     eval_x, eval_y = load_split(root, ["test_batch"])
     std, mean = torch.std_mean(train_x, dim=(0, 2, 3))
-    norm = lambda x: ((x - mean.view(1, -1, 1, 1)) / std.view(1, -1, 1, 1)).half()
-    data = {"train": {"images": norm(train_x), "targets": F.one_hot(train_y).half()},
-            "eval": {"images": norm(eval_x), "targets": F.one_hot(eval_y).half()}}
+    # main.py writes data.pt from its GPU tensors and uses what it loads as it is.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    norm = lambda x: ((x - mean.view(1, -1, 1, 1)) / std.view(1, -1, 1, 1)).half().to(device)
+    data = {"train": {"images": norm(train_x), "targets": F.one_hot(train_y).half().to(device)},
+            "eval": {"images": norm(eval_x), "targets": F.one_hot(eval_y).half().to(device)}}
     torch.save(data, path)
 
 
