@@ -63,6 +63,7 @@ def main():
         module.depths[key] = max(1, round(module.depths[key] * scale))
     accuracy = module.main()
     print(f"upstream main() returned ema_val_acc={accuracy}")
+    print(f"steps per epoch {len(module.data['train']['images']) // module.batchsize}")
 
 
 if __name__ == "__main__":
