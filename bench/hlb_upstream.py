@@ -1,7 +1,7 @@
 """The unmodified upstream hlb-CIFAR10 main.py, trained by PyTorch and by loom on the same machine.
 
     LOOM_DEVICE=CUDA PYTHONPATH=build/python python3 bench/hlb_upstream.py /path/to/main.py --data DIR \\
-        [--epochs 3.5] [--batch 1024] [--width 64] [--kernels]
+        [--epochs 3.5] [--batch 1024] [--width 64] [--kernels] [--profile FILE]
 
 Runs examples/hlb_cifar10/run_upstream.py twice, under real torch and under
 loom's runner (LOOM_DEBUG=1, which adds no synchronization), and reads
@@ -17,6 +17,7 @@ share of a step the device computes. DIR holds CIFAR-10's python format
 import argparse
 import os
 import pathlib
+import pstats
 import re
 import statistics
 import subprocess
@@ -25,10 +26,11 @@ import sys
 RUN = pathlib.Path(__file__).resolve().parents[1] / "examples" / "hlb_cifar10" / "run_upstream.py"
 
 
-def run(args, loom, debug=0):
-    """stdout and stderr of one run, in the order written (table rows, LOOM_DEBUG lines)."""
-    cmd = [sys.executable] + (["-m", "loom.run"] if loom else []) + [
-        str(RUN), os.path.abspath(args.main_py), "--data", args.data, "--epochs", str(args.epochs),
+def run(args, loom, debug=0, profile=None):
+    """stdout and stderr of one run, in the order written (table rows, LOOM_DEBUG lines); `profile`: a
+    file for cProfile's statistics of the whole run."""
+    cmd = [sys.executable] + (["-m", "cProfile", "-o", profile] if profile else []) + \
+        (["-m", "loom.run"] if loom else []) + [str(RUN), os.path.abspath(args.main_py), "--data", args.data, "--epochs", str(args.epochs),
         "--batch", str(args.batch), "--width", str(args.width)]
     env = dict(os.environ, PYTHONUNBUFFERED="1", **({"LOOM_DEBUG": str(debug)} if loom else {}))
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -76,6 +78,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--width", type=int, default=64)
     ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--profile", metavar="FILE", help="also run loom under cProfile, writing FILE and printing "
+                    "the 30 functions of most own time (loom's C++ entry points among them)")
     args = ap.parse_args()
     full = int(args.epochs)
     t_out, l_out = run(args, loom=False), run(args, loom=True, debug=1)
@@ -94,6 +98,9 @@ def main():
         else:
             print(f"loom kernels: {k:.2f} ms a step (LOOM_DEBUG=2, median of the steady steps), "
                   f"{100 * k / loom_ms:.0f}% of the steady step")
+    if args.profile:
+        run(args, loom=True, profile=args.profile)
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":
