@@ -62,7 +62,9 @@ def print_stats():
     s = run_stats()
     print(f"loom: {s['kernels_run']} kernels run, {s['kernels_compiled']} compiled, {s['schedules']} schedules "
           f"({s['schedule_hits']} from the cache), {s['realize_seconds']:.1f} s in realize of which "
-          f"{s['kernel_seconds']:.1f} s in kernels", file=sys.stderr)
+          f"{s['kernel_seconds']:.1f} s in kernels; host to device {s['host_writes']} copies "
+          f"({s['host_write_bytes'] / 1e6:.1f} MB), device to host {s['host_reads']} ({s['host_read_bytes'] / 1e6:.1f} MB)",
+          file=sys.stderr)
 
 
 def main(argv=None):

@@ -79,6 +79,10 @@ void bind_stats(py::module_ &m) {
     d["work_needed"] = s.work_needed;
     d["realize_seconds"] = s.realize_seconds;
     d["kernel_seconds"] = s.kernel_seconds;
+    d["host_writes"] = s.host_writes;
+    d["host_write_bytes"] = s.host_write_bytes;
+    d["host_reads"] = s.host_reads;
+    d["host_read_bytes"] = s.host_read_bytes;
     return d;
   });
   m.def("reset_run_stats", &reset_run_stats);

@@ -61,7 +61,8 @@ while step < steps:
         after = loom.run_stats()
         files = sum(len(f) for _, _, f in os.walk(cache))
         log.append([after["kernels_compiled"] - before["kernels_compiled"], files, value,
-                    after["schedules"] - before["schedules"], after["schedule_hits"] - before["schedule_hits"]])
+                    after["schedules"] - before["schedules"], after["schedule_hits"] - before["schedule_hits"],
+                    after["host_reads"] - before["host_reads"], after["host_writes"] - before["host_writes"]])
         step += 1
         if step == steps:
             break
@@ -94,3 +95,8 @@ def test_hlb_recipe_under_one_cycle_compiles_nothing_after_step_two(tmp_path):
     # Two realizes a step: backward's (loss, gradients, running statistics) and the optimizer's;
     # loss.item() reads the loss backward() computed.
     assert [entry[3] for entry in log[2:]] == [2] * 198, [entry[3] for entry in log]
+    # The only read on the host is loss.item() (on a GPU, each read waits for the work queued before it).
+    # Host-to-device writes: each of the three max_pool2d calls uploads two small aranges (its tie-break
+    # scores), six a step; a step uploads nothing else.
+    assert [entry[5] for entry in log[2:]] == [1] * 198, [entry[5] for entry in log]
+    assert [entry[6] for entry in log[2:]] == [6] * 198, [entry[6] for entry in log]

@@ -308,6 +308,11 @@ struct RunStats {
   int64_t work_needed = 0;
   double realize_seconds = 0;  // wall time inside realize: scheduling, compiling, running kernels
   double kernel_seconds = 0;   // wall time inside kernel launches (realize's or a JIT replay's)
+  // Copies between the host and the device (Tensor::from_host and to_host,
+  // item(), a value-sized result's count, index checks, JIT replays' uploads
+  // and checks). On a GPU each read waits for the work queued before it.
+  int64_t host_writes = 0, host_write_bytes = 0;
+  int64_t host_reads = 0, host_read_bytes = 0;
 };
 RunStats run_stats();
 void reset_run_stats();

@@ -28,10 +28,16 @@ void record_launch(const ExecItem &item) {
 }
 
 void write_buffer(uop::Buffer &buf, const void *host, size_t bytes) {
-  if (bytes) runtime::default_device().copy_in(buffer_data(buf), host, bytes);
+  if (!bytes) return;
+  runtime::default_device().copy_in(buffer_data(buf), host, bytes);
+  stats().host_writes++;
+  stats().host_write_bytes += static_cast<int64_t>(bytes);
 }
 void read_buffer(void *host, uop::Buffer &buf, size_t bytes) {
-  if (bytes) runtime::default_device().copy_out(host, buffer_data(buf), bytes);
+  if (!bytes) return;
+  runtime::default_device().copy_out(host, buffer_data(buf), bytes);
+  stats().host_reads++;
+  stats().host_read_bytes += static_cast<int64_t>(bytes);
 }
 
 void copy_buffer(uop::Buffer &dst, uop::Buffer &src) {

@@ -61,6 +61,24 @@ void expect_rebuilt_after(const std::function<void(const std::string &)> &damage
 // A long-running process that meets many distinct kernels keeps only the
 // most recently used loaded (each holds a shared object's mappings); an
 // unloaded one comes back from the disk cache without compiling.
+// Copies between the host and the device are counted: an upload per
+// from_host, a read per item() or to_host(), none inside a realize.
+TEST(RunStats, CountsCopiesBetweenTheHostAndTheDevice) {
+  reset_run_stats();
+  const Tensor x = Tensor::from_vector({1, 2, 3}, {3});
+  EXPECT_EQ(run_stats().host_writes, 1);
+  EXPECT_EQ(run_stats().host_write_bytes, 12);
+  const Tensor y = x.mul(2).sum({0}).realize();
+  EXPECT_EQ(run_stats().host_reads, 0);
+  EXPECT_EQ(y.item(), 12);
+  EXPECT_EQ(run_stats().host_reads, 1);
+  EXPECT_EQ(run_stats().host_read_bytes, 4);
+  x.to_host();
+  EXPECT_EQ(run_stats().host_reads, 2);
+  EXPECT_EQ(run_stats().host_read_bytes, 16);
+  EXPECT_EQ(run_stats().host_writes, 1);
+}
+
 TEST(KernelCache, KeepsAtMostItsLimitLoadedAndReloadsEvictedKernelsFromDisk) {
   const size_t before = engine::set_kernel_cache_limit(4);
   std::vector<double> constants;
