@@ -59,8 +59,9 @@ class Tensor {
   std::string str() const;  // "Tensor(shape=(2, 3), dtype=float32)"
   // The strides and storage offset of the storage as_strided addresses: a
   // plain view's own (negative strides excepted), row-major where torch would
-  // have copied. An op's result is stored row-major (torch keeps a permuted
-  // input's order in an elementwise result; loom does not).
+  // have copied. An elementwise result is laid out as torch's TensorIterator
+  // lays it out (in the order that sorts its operands' strides: a permuted or
+  // channels_last operand's order); other ops' results are row-major.
   std::vector<int64_t> strides() const;
   int64_t storage_offset() const;
   // The base whose row-major value is the storage that strides() and

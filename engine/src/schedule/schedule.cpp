@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "loom/error.h"
@@ -133,6 +134,25 @@ std::string kernel_name(const UOpRef &value, const Shape &out_shape) {
   return n;
 }
 
+// The order of `from`'s dims that `st` reads a node of shape `from` in, when
+// it does nothing else: one unmasked view at offset 0 whose strides are
+// `from`'s row-major strides permuted (dims of one element anywhere).
+std::optional<std::vector<int64_t>> only_permutes(const shape::ShapeTracker &st, const Shape &from) {
+  if (!st.single_plain() || st.views[0].offset != 0 || st.shape().size() != from.size()) return std::nullopt;
+  const shape::Strides row = shape::contiguous_strides(from);
+  std::vector<bool> used(from.size(), false);
+  std::vector<int64_t> order;
+  for (size_t i = 0; i < from.size(); i++) {
+    const int64_t size = st.shape()[i], stride = st.views[0].strides[i];
+    size_t j = 0;
+    while (j < from.size() && (used[j] || from[j] != size || (size != 1 && row[j] != stride))) j++;
+    if (j == from.size()) return std::nullopt;
+    used[j] = true;
+    order.push_back(static_cast<int64_t>(j));
+  }
+  return order;
+}
+
 // One kernel's AST under construction: lazy graphs copied into kernel form,
 // realized sources (and buffers) becoming loads from DEFINE_GLOBAL slots.
 class KernelBuilder {
@@ -166,12 +186,7 @@ class KernelBuilder {
       auto &b = *buffer_of_.find(u.get());
       r = UOp::make(Op::View, u->dtype, {global(b)}, shape::ShapeTracker::from_shape(shape_of(u)));
     } else if (u->op == Op::View) {
-      UOpRef src = lower(u->src[0], false);
-      auto st = u->arg_as<shape::ShapeTracker>();
-      if (src->op == Op::View && src->src[0]->op == Op::DefineGlobal)  // fold into the load's view
-        r = UOp::make(Op::View, u->dtype, {src->src[0]}, st.compose_onto(src->arg_as<shape::ShapeTracker>()));
-      else
-        r = UOp::make(Op::View, u->dtype, {src}, st);
+      r = view_of(lower(u->src[0], false), u->arg_as<shape::ShapeTracker>());
     } else if (u->op == Op::Contiguous) {
       r = lower(u->src[0], false);
     } else {
@@ -181,6 +196,32 @@ class KernelBuilder {
     }
     memo_[u.get()] = r;
     return r;
+  }
+
+  // `st` over the lowered `src`: folded into a load's view; pushed through
+  // an elementwise node when it only permutes it (an elementwise result laid
+  // out as torch lays it out, tensor/layout.cpp, is such a view over the node
+  // computed in its operands' order: inlined, the kernel reads the operands
+  // in place, as without the layout).
+  UOpRef view_of(const UOpRef &src, const shape::ShapeTracker &st) {
+    if (src->op == Op::View && src->src[0]->op == Op::DefineGlobal)  // fold into the load's view
+      return UOp::make(Op::View, src->dtype, {src->src[0]}, st.compose_onto(src->arg_as<shape::ShapeTracker>()));
+    if (uop::is_alu(src->op) || src->op == Op::Cast)
+      if (const auto order = only_permutes(st, shape_of(src))) return permuted(src, *order);
+    return UOp::make(Op::View, src->dtype, {src}, st);
+  }
+  // The lowered elementwise `u` with its dims in `order`: its sources permuted.
+  UOpRef permuted(const UOpRef &u, const std::vector<int64_t> &order) {
+    std::vector<UOpRef> srcs;
+    for (const UOpRef &s : u->src) {
+      if (s->op == Op::View)
+        srcs.push_back(UOp::make(Op::View, s->dtype, {s->src[0]}, s->arg_as<shape::ShapeTracker>().permute(order)));
+      else if (uop::is_alu(s->op) || s->op == Op::Cast)
+        srcs.push_back(permuted(s, order));
+      else
+        srcs.push_back(UOp::make(Op::View, s->dtype, {s}, shape::ShapeTracker::from_shape(shape_of(s)).permute(order)));
+    }
+    return u->with_src(std::move(srcs));
   }
 
   ScheduleItem item(const UOpRef &store, std::string name) {

@@ -83,9 +83,17 @@ Tensor scalar_tensor(Scalar s, DType dt) { return make_tensor(uop::scalar_tensor
 
 namespace {
 
-Tensor binary(const Tensor &a, const Tensor &b, Op op, const char *name, DType compute) {
+// `swapped`: op(b, a) (gt as lt with its operands swapped), laid out as torch
+// lays out op(a, b). `common`: the dtype torch converts the operands to
+// before iterating, where it is not `compute` (logical_and: their promoted
+// type, not bool).
+Tensor binary(const Tensor &a, const Tensor &b, Op op, const char *name, DType compute, bool swapped = false,
+              std::optional<DType> common = std::nullopt) {
   auto [x, y] = broadcast_pair(a, b, name);
-  return make_tensor(alu(op, cast_to(x, compute), cast_to(y, compute)));
+  x = cast_to(x, compute);
+  y = cast_to(y, compute);
+  const DType in = common.value_or(compute);
+  return Tensor(in_iterator_layout(swapped ? alu(op, y, x) : alu(op, x, y), {cast_to(a.uop(), in), cast_to(b.uop(), in)}));
 }
 
 DType float_result(DType d) { return is_float(d) ? d : DType::Float32; }
@@ -219,10 +227,18 @@ Tensor Tensor::eq(const Tensor &o) const { return binary(*this, o, Op::CmpEq, "e
 Tensor Tensor::ne(const Tensor &o) const { return binary(*this, o, Op::CmpNe, "ne", tensor::result_type(*this, o)); }
 Tensor Tensor::lt(const Tensor &o) const { return binary(*this, o, Op::CmpLt, "lt", tensor::result_type(*this, o)); }
 Tensor Tensor::le(const Tensor &o) const { return binary(*this, o, Op::CmpLe, "le", tensor::result_type(*this, o)); }
-Tensor Tensor::gt(const Tensor &o) const { return o.lt(*this); }
-Tensor Tensor::ge(const Tensor &o) const { return o.le(*this); }
-Tensor Tensor::logical_and(const Tensor &o) const { return binary(*this, o, Op::And, "logical_and", DType::Bool); }
-Tensor Tensor::logical_or(const Tensor &o) const { return binary(*this, o, Op::Or, "logical_or", DType::Bool); }
+Tensor Tensor::gt(const Tensor &o) const {
+  return binary(*this, o, Op::CmpLt, "gt", tensor::result_type(*this, o), true);
+}
+Tensor Tensor::ge(const Tensor &o) const {
+  return binary(*this, o, Op::CmpLe, "ge", tensor::result_type(*this, o), true);
+}
+Tensor Tensor::logical_and(const Tensor &o) const {
+  return binary(*this, o, Op::And, "logical_and", DType::Bool, false, tensor::result_type(*this, o));
+}
+Tensor Tensor::logical_or(const Tensor &o) const {
+  return binary(*this, o, Op::Or, "logical_or", DType::Bool, false, tensor::result_type(*this, o));
+}
 Tensor Tensor::logical_not() const { return make_tensor(alu(Op::Not, cast_to(uop(), DType::Bool))); }
 
 Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
@@ -231,8 +247,9 @@ Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
   return autograd::apply(
       "WhereBackward", {*this, a, b},
       [&] {
-        return make_tensor(uop::where(cast_to(expand(out).uop(), DType::Bool), cast_to(a.expand(out).uop(), dt),
-                                      cast_to(b.expand(out).uop(), dt)));
+        return Tensor(in_iterator_layout(uop::where(cast_to(expand(out).uop(), DType::Bool),
+                                                    cast_to(a.expand(out).uop(), dt), cast_to(b.expand(out).uop(), dt)),
+                                         {uop(), cast_to(a.uop(), dt), cast_to(b.uop(), dt)}));
       },
       [cond = Saved(*this, "WhereBackward")](const Tensor &g, const Tensor &) {
         Tensor zero = Tensor::zeros({}, g.dtype()), c = cond.get();

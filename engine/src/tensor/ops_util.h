@@ -18,7 +18,15 @@ UOpRef cast_to(const UOpRef &u, DType dt);
 // A dtype check that throws like torch: `op: "kernel" not implemented for 'Bool'` style.
 [[noreturn]] void unsupported_dtype(const char *op, DType dt);
 Tensor scalar_tensor(Scalar s, DType dt);
+// A tensor of u's value; an elementwise node (ALU, CAST) is first laid out as
+// TensorIterator lays out torch's result (in_iterator_layout).
 Tensor make_tensor(UOpRef u);
+// u (an elementwise node over operands broadcast to its shape) itself when
+// torch would lay its result out row-major; else u computed in the order that
+// sorts the operands' strides and viewed back (tensor/layout.cpp).
+// `operands`: torch's operands before broadcasting, in its order, each a
+// CAST where torch converts it to the op's dtype first (u's sources when empty).
+UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &operands = {});
 // u's value as a node the scheduler stores row-major on its own: u itself when
 // it is a whole buffer or a CONTIGUOUS node, halves widened to float32 as the
 // widening of their row-major node, else a new CONTIGUOUS node. (Not torch's

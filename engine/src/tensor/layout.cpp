@@ -1,0 +1,154 @@
+// The memory layout of an elementwise result, as torch's TensorIterator
+// chooses it (DESIGN 15): the order that sorts the operands' strides, so a
+// result of permuted (channels_last, transposed) operands is laid out as they
+// are. The result node is built in that order and viewed back, so its
+// storage really is laid out that way (strides() reports it) and its kernel
+// walks the operands in their own order.
+#include <algorithm>
+
+#include "tensor/ops_util.h"
+
+namespace loom::tensor {
+
+namespace {
+
+using Strides = std::vector<int64_t>;
+
+// An operand's strides as TensorIterator sees them: a plain view's own
+// (0 where broadcast); none (nullptr) for a row-major value (a computed node,
+// or a view torch would have copied: a pad, a flip, a reshape that moves).
+// A type conversion inside the op (type promotion) is no operand of its own:
+// its source's strides are the operand's, as TensorIterator converts on load.
+const Strides *operand_strides(UOpRef u) {
+  while (u->op == uop::Op::Cast) u = u->src[0];
+  if (u->op != uop::Op::View) return nullptr;
+  const shape::ShapeTracker &st = uop::tracker_of(u);
+  if (!st.single_plain()) return nullptr;
+  const Strides &s = st.views[0].strides;
+  return std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; }) ? nullptr : &s;
+}
+
+// TensorIterator's reorder_dimensions: an insertion sort of the dims, fastest
+// first, by the first operand whose strides of the two dims are both nonzero
+// and differ (equal strides: the smaller dim goes first). Returns the dims
+// outermost first.
+std::vector<int64_t> iterator_order(const std::vector<Strides> &ops, const Shape &shape) {
+  const int n = static_cast<int>(shape.size());
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) perm[static_cast<size_t>(i)] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Strides &s : ops) {
+      const int64_t s0 = s[static_cast<size_t>(d0)], s1 = s[static_cast<size_t>(d1)];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape[static_cast<size_t>(d0)] > shape[static_cast<size_t>(d1)]) return 1;
+    }
+    return 0;
+  };
+  for (int i = 1; i < n; i++) {
+    int dim1 = i;
+    for (int dim0 = i - 1; dim0 >= 0; dim0--) {
+      const int c = should_swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
+      if (c > 0) {
+        std::swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::reverse(perm.begin(), perm.end());
+  return perm;
+}
+
+bool is_elementwise(uop::Op op) { return uop::is_alu(op) || op == uop::Op::Cast; }
+
+// torch's contiguous strides for `shape` (TensorIterator's fast path: all
+// operands contiguous, the result too), checked without allocating.
+bool contiguous(const Strides &s, const Shape &shape) {
+  int64_t want = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    if (s[d] != want) return false;
+    want *= std::max<int64_t>(shape[d], 1);
+  }
+  return true;
+}
+
+// torch's is_non_overlapping_and_dense: the dims of more than one element,
+// by stride, each stride the product of the sizes below it.
+bool non_overlapping_and_dense(const Strides &s, const Shape &shape) {
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < shape.size(); d++)
+    if (shape[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return s[a] < s[b]; });
+  int64_t want = 1;
+  for (size_t d : dims) {
+    if (s[d] != want) return false;
+    want *= shape[d];
+  }
+  return true;
+}
+
+// The strides an operand has once converted to the op's dtype (torch's
+// .to(): its own when non-overlapping and dense, else dense in the order
+// that sorts them, infer_dense_strides).
+Strides converted(const Strides &s, const Shape &shape) {
+  if (non_overlapping_and_dense(s, shape)) return s;
+  const std::vector<int64_t> order = iterator_order({s}, shape);
+  Strides r(s.size());
+  int64_t next = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    r[static_cast<size_t>(order[i])] = next;
+    next *= shape[static_cast<size_t>(order[i])];
+  }
+  return r;
+}
+
+// An operand's strides over the result's dims, as TensorIterator aligns them:
+// 0 for the dims it lacks or broadcasts, its own for the rest. A CAST is an
+// input torch converts to the op's dtype before it iterates.
+Strides aligned(const UOpRef &operand, const Shape &out) {
+  const Shape &own = uop::shape_of(operand);
+  const Strides *st = operand_strides(operand);
+  const Strides own_strides = !st ? shape::contiguous_strides(own)
+                              : operand->op == uop::Op::Cast ? converted(*st, own)
+                                                             : *st;
+  Strides r(out.size(), 0);
+  const size_t lead = out.size() - own.size();
+  for (size_t d = 0; d < own.size(); d++)
+    if (own[d] != 1 || out[lead + d] == 1) r[lead + d] = own_strides[d];
+  return r;
+}
+
+}  // namespace
+
+UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_operands) {
+  if (!is_elementwise(u->op) || u->src.empty()) return u;
+  const Shape &shape = uop::shape_of(u);
+  const std::vector<UOpRef> &operands = torch_operands.empty() ? u->src : torch_operands;
+  // Computed operands and contiguous views of the result's shape: row-major.
+  // (Any other view runs the sort: ties and size-1 dims can move dims where
+  // no stride falls out of order.)
+  if (std::all_of(operands.begin(), operands.end(), [&](const UOpRef &s) {
+        const Strides *st = operand_strides(s);
+        return !st || (uop::shape_of(s) == shape && contiguous(*st, shape));
+      }))
+    return u;
+  std::vector<Strides> ops;
+  for (const UOpRef &s : operands) ops.push_back(aligned(s, shape));
+  const std::vector<int64_t> order = iterator_order(ops, shape);
+  // Only dims of more than one element place memory: an order that moves
+  // nothing else is row-major.
+  std::vector<int64_t> big;
+  for (int64_t d : order)
+    if (shape[static_cast<size_t>(d)] > 1) big.push_back(d);
+  if (std::is_sorted(big.begin(), big.end())) return u;
+  std::vector<UOpRef> src;
+  for (const UOpRef &s : u->src) src.push_back(uop::view(s, uop::tracker_of(s).permute(order)));
+  const UOpRef inner = u->with_src(std::move(src));
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); i++) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return uop::view(inner, uop::tracker_of(inner).permute(inverse));
+}
+
+}  // namespace loom::tensor
