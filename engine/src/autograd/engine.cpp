@@ -345,7 +345,12 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   std::vector<UOpRef> values;
   NoGradGuard guard;
   auto keep = [&](TensorImpl *impl, const Tensor &g) {
-    Tensor acc = impl->grad ? TensorImpl::wrap(impl->grad).add(g) : g;
+    // torch's AccumulateGrad: a first gradient of a contiguous tensor is
+    // contiguous (a transposed weight's gradient is a permuted view here).
+    const Tensor param = TensorImpl::wrap(std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>{}, impl));
+    Tensor acc = impl->grad                                  ? TensorImpl::wrap(impl->grad).add(g)
+                 : param.contiguous().uop() == param.uop() ? g.contiguous()  // the parameter is contiguous
+                                                            : g;
     leaves.push_back(impl);
     values.push_back(acc.uop());
   };
