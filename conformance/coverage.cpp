@@ -1,5 +1,6 @@
 #include "coverage.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -126,6 +127,8 @@ int write_coverage_report() {
           << " unsupported (both reject); backward " << grad_pass + grad_fail + grad_gap + grad_none << " cells: "
           << grad_pass << " pass, " << grad_fail << " fail, " << grad_gap << " gap, " << grad_none << " n/a";
   if (!missing.empty()) summary << "; " << missing.size() << " ops without sweep results";
+  const auto strided = std::count_if(op_table().begin(), op_table().end(), [](const OpEntry &e) { return e.strides; });
+  summary << "; result strides compared with torch's for " << strided << " ops";
 
   const std::string path = std::string(LOOM_CONFORMANCE_BINARY_DIR) + "/coverage.md";
   std::ofstream md(path);
@@ -144,7 +147,11 @@ int write_coverage_report() {
         "in that layout (`pass` / `**FAIL**`); elsewhere torch is asked whether it gives a gradient: `n/a` "
         "only where it gives none (no floating input, an output torch does not differentiate, or torch "
         "rejects the input), `**GAP**` (a failure) where it does. The forward and backward columns sum up "
-        "each row; the summary line counts failures and gaps separately.\n\n"
+        "each row; the summary line counts failures and gaps separately. For the ops whose entry compares "
+        "strides (the elementwise ones, laid out as torch's TensorIterator lays them out), a forward pass "
+        "also means the result's strides equal torch's over its dims of more than one element (torch's "
+        "input for a negative-stride layout is a flipped copy: not compared there); the other ops' results "
+        "are row-major and their strides are not compared yet.\n\n"
      << table.str();
   if (!missing.empty()) {
     md << "\n## Ops without sweep results\n\n";

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -153,9 +154,10 @@ PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domai
   return c;
 }
 
-std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error) {
+std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error,
+                                        std::vector<int64_t> *strides) {
   try {
-    if (!op.view_op) return reference::run(op.ref_op, c.views, c.attrs);
+    if (!op.view_op) return reference::run(op.ref_op, c.views, c.attrs, strides);
     std::vector<reference::ViewStep> steps = c.ins.at(0).steps;
     steps.push_back({op.ref_op, c.attrs});
     return reference::apply_view_chain(c.ins[0].base, steps);
@@ -166,6 +168,18 @@ std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c
 }
 
 namespace {
+
+// Strides differ where a dim of more than one element has another stride
+// (a size-1 dim's stride places nothing; torch's own vary there).
+std::optional<std::string> compare_strides(const Shape &shape, const std::vector<int64_t> &got,
+                                           const std::vector<int64_t> &want) {
+  if (shape_numel(shape) == 0) return std::nullopt;
+  bool same = got.size() == want.size() && got.size() == shape.size();
+  for (size_t d = 0; same && d < shape.size(); ++d) same = shape[d] == 1 || got[d] == want[d];
+  if (same) return std::nullopt;
+  return "result strides " + shape_str(got) + ", torch's " + shape_str(want) + " (shape " + shape_str(shape) +
+         "; size-1 dims aside)";
+}
 
 CaseResult run_case_quietly(const CaseSpec &spec) {
   const OpEntry &op = *spec.op;
@@ -179,7 +193,8 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
   std::string ref_error;
   // Every entry has a reference op (OpTable.EntriesAreWellFormed); random entries
   // compare no values with it, only which inputs torch accepts.
-  const std::optional<HostTensor> want = torch_forward(op, c, &ref_error);
+  std::vector<int64_t> want_strides;
+  const std::optional<HostTensor> want = torch_forward(op, c, &ref_error, op.strides ? &want_strides : nullptr);
 
   CaseResult r;
   auto fail = [&](const std::string &why) {
@@ -196,11 +211,14 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
     return fail(std::string("building the input layout in the engine threw: ") + e.what());
   }
   std::optional<HostTensor> got;
+  std::vector<int64_t> got_strides;
   std::string eng_error;
   bool loom_error = false;
   try {
     Tensor::manual_seed(spec.seed);  // rand/randn: the same case draws the same numbers (reproducible shrinking)
-    got = op.engine(ts, attrs).to_host();
+    const Tensor out = op.engine(ts, attrs);
+    if (op.strides) got_strides = out.strides();
+    got = out.to_host();
   } catch (const Error &e) {
     eng_error = e.what();
     loom_error = true;
@@ -252,6 +270,10 @@ CaseResult run_case_quietly(const CaseSpec &spec) {
   } else {
     bad = check_without_reference(op, spec, attrs, *got);
   }
+  // Torch has no negative strides: its input for a negative layout is a
+  // flipped copy, whose strides are not the view's.
+  const bool negative = std::any_of(spec.layouts.begin(), spec.layouts.end(), [](Layout l) { return l == Layout::Negative; });
+  if (!bad && op.strides && !negative) bad = compare_strides(got->shape, got_strides, want_strides);
   if (bad) return fail(*bad);
   return r;
 }

@@ -55,7 +55,9 @@ PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domai
 // torch's result for the case (view ops replay the input's steps, then the
 // op, so as_strided sees torch's storage); nullopt, with torch's first error
 // line in *error, when torch rejects the input.
-std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error = nullptr);
+// `strides`, when given, gets the strides of torch's result (not for view ops).
+std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error = nullptr,
+                                        std::vector<int64_t> *strides = nullptr);
 
 // The backward case: torch.autograd.grad of sum(op(inputs) * w) for a random w,
 // with respect to every floating-point input, against the engine's autograd::grad.

@@ -88,6 +88,9 @@ struct OpEntry {
   // check runs on it.
   bool backward = false;
   double grad_tol_scale = 1;  // multiplies the gradient tolerance
+  // The result's strides are compared with torch's (DESIGN 15), over the dims
+  // of more than one element (a size-1 dim's stride places no element).
+  bool strides = false;
 
   bool supports(DType dt) const;
   std::vector<DType> inputs_for(DType dt) const;

@@ -459,11 +459,14 @@ at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at:
 
 bool knows(const std::string &op) { return ops().count(op) != 0; }
 
-HostTensor run(const std::string &op, const std::vector<HostTensor> &inputs, const Attrs &attrs) {
+HostTensor run(const std::string &op, const std::vector<HostTensor> &inputs, const Attrs &attrs,
+               std::vector<int64_t> *strides) {
   return torch_call(op, [&] {
     TorchArgs in;
     for (const HostTensor &h : inputs) in.push_back(to_torch(h));
-    return from_torch(run_torch(op, in, attrs));
+    const at::Tensor out = run_torch(op, in, attrs);
+    if (strides) *strides = out.strides().vec();
+    return from_torch(out);
   });
 }
 

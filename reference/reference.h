@@ -16,7 +16,9 @@ namespace loom::reference {
 // torch lacks a float16/bfloat16 CPU kernel, the op runs in float32 and is
 // rounded back, which is what loom's "half types compute in float32" promises.
 // Torch errors are rethrown as std::runtime_error with torch's first line.
-HostTensor run(const std::string &op, const std::vector<HostTensor> &inputs, const Attrs &attrs = {});
+// `strides`, when given, gets the strides of torch's result (before it is made row-major).
+HostTensor run(const std::string &op, const std::vector<HostTensor> &inputs, const Attrs &attrs = {},
+               std::vector<int64_t> *strides = nullptr);
 
 // True when `op` is a name run() knows.
 bool knows(const std::string &op);

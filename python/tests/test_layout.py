@@ -100,3 +100,36 @@ def test_module_to_channels_last_changes_4d_parameters_only_and_computes_the_sam
         assert lp.stride() == tp.stride(), name
         assert lp.is_contiguous(memory_format=lt.channels_last) == tp.is_contiguous(memory_format=torch.channels_last)
     assert_same(lm(lt.from_numpy(x)).detach(), tm(torch.from_numpy(x)).detach(), rtol=1e-5, atol=1e-5)
+
+
+# Elementwise results are laid out as torch's TensorIterator lays them out: in
+# the order of their operands' strides (DESIGN 15).
+RESULTS = {
+    "relu_of_channels_last": lambda x, m: x.to(memory_format=m.channels_last).relu(),
+    "add_bias_to_channels_last": lambda x, m: x.to(memory_format=m.channels_last) + x[0, :, :1, :1],
+    "mul_of_transposes": lambda x, m: x[0, 0].t() * x[1, 1].t(),
+    "scalar_times_permute": lambda x, m: 2.5 * x.permute(3, 1, 0, 2),
+    "gelu_chain_of_permute": lambda x, m: (x.permute(0, 2, 3, 1) * 0.5).exp().sigmoid(),
+    "int_to_float_of_permute": lambda x, m: x.permute(1, 0, 3, 2).to(m.int32).float(),
+    "where_of_channels_last": lambda x, m: m.where(x.to(memory_format=m.channels_last) > 10, x, -x),
+    "compare_transposed_with_plain": lambda x, m: x[0].transpose(0, 2) < x[1].transpose(0, 2).contiguous(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_elementwise_results_keep_torchs_layout(name):
+    a = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    lx, tx = both(a)
+    got, want = RESULTS[name](lx, loom), RESULTS[name](tx, torch)
+    assert_same(got, want)
+    assert got.stride() == want.stride()
+    assert got.is_contiguous() == want.is_contiguous()
+    if got.dim() == 4:
+        cl = (loom.channels_last, torch.channels_last)
+        assert got.is_contiguous(memory_format=cl[0]) == want.is_contiguous(memory_format=cl[1])
+    # A reshape-like view of a permuted result copies, as torch's does: a
+    # write through it leaves the result alone.
+    flat_l, flat_t = got.flatten(), want.flatten()
+    flat_l[0] = 1000
+    flat_t[0] = 1000
+    assert_same(got, want)
