@@ -311,7 +311,9 @@ struct RunStats {
   double kernel_seconds = 0;   // wall time inside kernel launches (realize's or a JIT replay's)
   // Copies between the host and the device (Tensor::from_host and to_host,
   // item(), a value-sized result's count, index checks, JIT replays' uploads
-  // and checks). On a GPU each read waits for the work queued before it.
+  // and checks). On a GPU each read waits for the work queued before it; a
+  // check that reads the CPU device's memory in place counts as the read a
+  // GPU would make.
   int64_t host_writes = 0, host_write_bytes = 0;
   int64_t host_reads = 0, host_read_bytes = 0;
 };

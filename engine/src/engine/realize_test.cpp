@@ -77,6 +77,13 @@ TEST(RunStats, CountsCopiesBetweenTheHostAndTheDevice) {
   EXPECT_EQ(run_stats().host_reads, 2);
   EXPECT_EQ(run_stats().host_read_bytes, 16);
   EXPECT_EQ(run_stats().host_writes, 1);
+  // An index check reads the indices on the host (in place on the CPU: the
+  // same count, as on a GPU).
+  const Tensor idx = Tensor::from_vector({2, 0}, {2}, DType::Int64);
+  reset_run_stats();
+  x.index_select(0, idx);
+  EXPECT_EQ(run_stats().host_reads, 1);
+  EXPECT_EQ(run_stats().host_read_bytes, 16);
 }
 
 TEST(KernelCache, KeepsAtMostItsLimitLoadedAndReloadsEvictedKernelsFromDisk) {

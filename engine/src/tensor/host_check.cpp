@@ -23,7 +23,11 @@ void check_on_host(const Tensor &t, std::function<void(const HostValues &)> chec
   realize_for_host(c);
   const std::shared_ptr<uop::Buffer> &buf = base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
   auto run = [check = std::move(check), dtype = t.dtype(), numel = t.numel()](uop::Buffer &b) {
-    if (const void *p = engine::host_address(b)) return check(HostValues{dtype, numel, p});
+    if (const void *p = engine::host_address(b)) {  // read in place: counted as the copy a GPU makes
+      engine::stats().host_reads++;
+      engine::stats().host_read_bytes += numel * static_cast<int64_t>(itemsize(dtype));
+      return check(HostValues{dtype, numel, p});
+    }
     std::vector<std::byte> copy(static_cast<size_t>(numel) * itemsize(dtype));
     engine::read_buffer(copy.data(), b, copy.size());
     check(HostValues{dtype, numel, copy.data()});
