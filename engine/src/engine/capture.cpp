@@ -33,11 +33,27 @@ void write_buffer(uop::Buffer &buf, const void *host, size_t bytes) {
   stats().host_writes++;
   stats().host_write_bytes += static_cast<int64_t>(bytes);
 }
+namespace {
+void count_host_read(size_t bytes) {
+  stats().host_reads++;
+  stats().host_read_bytes += static_cast<int64_t>(bytes);
+}
+}  // namespace
+
 void read_buffer(void *host, uop::Buffer &buf, size_t bytes) {
   if (!bytes) return;
   runtime::default_device().copy_out(host, buffer_data(buf), bytes);
-  stats().host_reads++;
-  stats().host_read_bytes += static_cast<int64_t>(bytes);
+  count_host_read(bytes);
+}
+
+const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch) {
+  if (!runtime::default_device().host_addressable()) {
+    scratch.resize(bytes);
+    read_buffer(scratch.data(), buf, bytes);
+    return scratch.data();
+  }
+  if (bytes) count_host_read(bytes);
+  return buffer_data(buf);
 }
 
 void copy_buffer(uop::Buffer &dst, uop::Buffer &src) {

@@ -4,6 +4,7 @@
 // host (replayed as the same bytes, or drawn again for random numbers) and
 // values read back to the host (replayed as a check that they still hold).
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -59,6 +60,10 @@ void capture_check(const std::shared_ptr<uop::Buffer> &buf, std::function<void(u
 // Host <-> device copies that record nothing (what host steps call).
 void write_buffer(uop::Buffer &buf, const void *host, size_t bytes);
 void read_buffer(void *host, uop::Buffer &buf, size_t bytes);
+// The first `bytes` of `buf` on the host: read in place where the device's
+// memory is the host's, else copied into `scratch`. Either way one host read
+// in RunStats, so the CPU counts the reads a GPU makes.
+const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch);
 // dst's elements = src's (same dtype and size).
 void copy_buffer(uop::Buffer &dst, uop::Buffer &src);
 

@@ -278,9 +278,6 @@ void *buffer_data(uop::Buffer &buf) {
   ensure_allocated(buf);
   return buf.data();
 }
-const void *host_address(uop::Buffer &buf) {
-  return runtime::default_device().host_addressable() ? buffer_data(buf) : nullptr;
-}
 
 const char *device_name() { return runtime::default_device().name(); }
 std::string device_missing(const std::string &name) { return runtime::device_missing(name); }

@@ -79,9 +79,6 @@ void reset_peak_memory();
 
 // Device memory behind a buffer: allocated on first use (contents unspecified).
 void *buffer_data(uop::Buffer &buf);
-// The buffer's memory where the host can read it in place (the CPU's), else
-// nullptr (read_buffer copies it).
-const void *host_address(uop::Buffer &buf);
 // Device memory counted in memory_stats() until its last owner drops it.
 std::shared_ptr<void> allocate_tracked(size_t bytes);
 // Host <-> device copies; under a capture (engine/capture.h) each is recorded

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "engine/capture.h"
-#include "engine/realize.h"
 #include "tensor/ops_util.h"
 #include "uop/graph.h"
 
@@ -23,14 +22,8 @@ void check_on_host(const Tensor &t, std::function<void(const HostValues &)> chec
   realize_for_host(c);
   const std::shared_ptr<uop::Buffer> &buf = base_of(c.uop())->arg_as<uop::BufferArg>().buffer;
   auto run = [check = std::move(check), dtype = t.dtype(), numel = t.numel()](uop::Buffer &b) {
-    if (const void *p = engine::host_address(b)) {  // read in place: counted as the copy a GPU makes
-      engine::stats().host_reads++;
-      engine::stats().host_read_bytes += numel * static_cast<int64_t>(itemsize(dtype));
-      return check(HostValues{dtype, numel, p});
-    }
-    std::vector<std::byte> copy(static_cast<size_t>(numel) * itemsize(dtype));
-    engine::read_buffer(copy.data(), b, copy.size());
-    check(HostValues{dtype, numel, copy.data()});
+    std::vector<std::byte> scratch;
+    check(HostValues{dtype, numel, engine::host_bytes(b, static_cast<size_t>(numel) * itemsize(dtype), scratch)});
   };
   run(*buf);
   engine::capture_check(buf, std::move(run));
