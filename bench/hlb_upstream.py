@@ -12,7 +12,7 @@ run. --kernels adds a third run at LOOM_DEBUG=2 (each kernel waited for and
 timed) whose kernel time per step is set against the plain run's step: the
 share of a step the device computes. DIR holds CIFAR-10's python format
 (examples/hlb_cifar10/make_synthetic.py); 10 240 training images at batch
-1024 make the 10-step epochs used for the figures in the note.
+1024 make the 10-step epochs of the figures in bench/RESULTS.md.
 """
 import argparse
 import os
