@@ -322,6 +322,7 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
 
 std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
   std::vector<ExecItem> out;
+  out.reserve(sched.items.size());
   const std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
   for (size_t i = 0; i < sched.items.size(); i++) {
     const codegen::Program &prog = kernels[i]->program;
@@ -351,8 +352,11 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
 
 int64_t run(const std::vector<ExecItem> &items) {
   int64_t work = 0;
+  const bool tracing = trace::on();
+  const int debug = debug_level();
+  std::vector<void *> ptrs;
   for (const ExecItem &e : items) {
-    std::vector<void *> ptrs;
+    ptrs.clear();
     int64_t bytes = 0;
     for (size_t i = 0; i < e.bufs.size(); i++) {
       uop::Buffer &b = *e.bufs[i];
@@ -364,9 +368,8 @@ int64_t run(const std::vector<ExecItem> &items) {
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
     double ms = 0;
-    const bool tracing = trace::on();
     const double k0 = now_ms();
-    if (debug_level() >= 2 || tracing) {
+    if (debug >= 2 || tracing) {
       ms = runtime::default_device().timed_launch(*e.program, ptrs.data(), e.global_size, e.parallel);
     } else {
       e.program->launch(ptrs.data(), e.global_size, e.parallel);
@@ -378,7 +381,7 @@ int64_t run(const std::vector<ExecItem> &items) {
     stats().kernels_run++;
     record_launch(e);
     work += e.work;
-    if (debug_level() >= 2)
+    if (debug >= 2)
       std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld%s%s\n",
                    e.name.c_str(), static_cast<long long>(e.global_size), ms,
                    static_cast<double>(e.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),

@@ -36,8 +36,9 @@ void note_update(const std::shared_ptr<TensorImpl> &target, const UOpRef &before
   if (computed(target->uop)) return;
   auto &p = pending();
   std::lock_guard<std::mutex> l(p.mu);
+  // Same owner, compared without locking each weak reference.
   for (auto &w : p.targets)
-    if (w.lock() == target) return;
+    if (!w.owner_before(target) && !target.owner_before(w)) return;
   p.targets.push_back(target);
 }
 
