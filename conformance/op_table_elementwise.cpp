@@ -189,10 +189,7 @@ void add_elementwise_ops(std::vector<OpEntry> &t) {
   t.push_back(cast);
   // Differentiable entries also get the backward property and finite differences.
   const std::set<std::string> differentiable = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "where", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "pow_scalar", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "gelu", "cast"};
-  for (size_t i = first; i < t.size(); ++i) {
-    t[i].backward = differentiable.count(t[i].name) != 0;
-    t[i].strides = true;  // TensorIterator lays every one of these out
-  }
+  for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
 }
 
 }  // namespace loom::conformance

@@ -4,6 +4,7 @@
 #include "autograd/impl.h"
 #include "nn/nn_util.h"
 #include "tensor/graph.h"
+#include "tensor/ops_util.h"
 
 namespace loom {
 
@@ -54,12 +55,14 @@ Tensor zero_like(const Tensor &t) { return Tensor::zeros({}, t.dtype()); }
 
 // torch saves softmax's and log_softmax's result for their backward (an
 // in-place update of it raises there); these composites mark their last node.
+// torch's kernels write their results row-major, whatever the input's layout.
 Tensor softmax(const Tensor &x, int64_t dim) {
   const int64_t d = tensor::wrap_dim(dim, x.ndim(), "softmax");
   // torch runs no kernel on an empty input, so it takes every dtype there.
   if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());
   require_float(x, "softmax");
   if (x.numel() == 0 || x.ndim() == 0) return autograd::saves_result(x.ndim() == 0 ? x.sub(x).add(1) : x.mul(1));
+  tensor::RowMajorScope row_major;
   return autograd::saves_result(in_f32(x, "softmax", [d](const Tensor &v) {
     Tensor e = v.sub(v.amax({d}, true).detach()).exp();
     return e.div(e.sum({d}, true));
@@ -71,6 +74,7 @@ Tensor log_softmax(const Tensor &x, int64_t dim) {
   if (x.numel() == 0 && !is_float(x.dtype())) return Tensor::zeros(x.shape(), x.dtype());  // as softmax
   require_float(x, "log_softmax");
   if (x.numel() == 0 || x.ndim() == 0) return autograd::saves_result(x.ndim() == 0 ? x.sub(x) : x.mul(1));
+  tensor::RowMajorScope row_major;
   return autograd::saves_result(in_f32(x, "log_softmax", [d](const Tensor &v) {
     Tensor s = v.sub(v.amax({d}, true).detach());
     return s.sub(s.exp().sum({d}, true).log());

@@ -108,6 +108,7 @@ Tensor layer_norm(const Tensor &input, const Shape &normalized_shape, const std:
       throw Error("layer_norm: Expected " + std::string(t == &weight ? "weight" : "bias") + " to be of shape " +
                   shape_str(normalized_shape) + ", but got " + shape_of(**t));
   require_float(input, "layer_norm");
+  tensor::RowMajorScope row_major;  // torch's kernel writes the result row-major
   Dims axes;
   for (int64_t d = input.ndim() - k; d < input.ndim(); ++d) axes.push_back(d);
   Tensor x = up(input);

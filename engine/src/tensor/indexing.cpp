@@ -281,6 +281,7 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     else if (hi >= c) throw Error("one_hot: Class values must be smaller than num_classes.");
   }
   if (c < 0) throw Error("one_hot: num_classes must be -1 or non-negative; got " + std::to_string(num_classes));
+  RowMajorScope row_major;  // torch scatters into new zeros: row-major
   return unsqueeze(-1).eq(arange_on(c, ndim(), ndim() + 1)).cast(DType::Int64);
 }
 

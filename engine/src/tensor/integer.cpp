@@ -46,12 +46,24 @@ Tensor float_floor_divide(const Tensor &a, const Tensor &b) {
   return b.eq(zero).where(quotient, result);
 }
 
+// An op of x and y computed by a formula, laid out as TensorIterator lays out
+// the op (DESIGN 15): by the operands' strides, which the formula's last node
+// does not read directly.
+Tensor iterated(const UOpRef &result, const Tensor &x, const Tensor &y, DType dt) {
+  return Tensor(in_iterator_layout(result, {cast_to(x.uop(), dt), cast_to(y.uop(), dt)}));
+}
+
 // Floating inputs: broadcast, computed in float32 for half types, rounded once.
 Tensor floating(const Tensor &x, const Tensor &y, DType dt, Tensor (*f)(const Tensor &, const Tensor &), const char *op) {
   DType compute = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32 : dt;
   Shape out = broadcast_shapes(x.shape(), y.shape(), op);
   // Inputs take the result dtype first (an int16 operand rounds to float16 as in torch).
-  return f(x.cast(dt).cast(compute).expand(out), y.cast(dt).cast(compute).expand(out)).cast(dt);
+  UOpRef r;
+  {
+    RowMajorScope one_op;  // torch's one op: laid out once, below
+    r = f(x.cast(dt).cast(compute).expand(out), y.cast(dt).cast(compute).expand(out)).cast(dt).uop();
+  }
+  return iterated(r, x, y, dt);
 }
 
 DType integer_type(const Tensor &a, const Tensor &b, const char *op) {
@@ -102,7 +114,7 @@ Tensor bitwise(const Tensor &a, const Tensor &b, Op op, const char *name, bool a
   DType dt = integer_type(a, b, name);
   if (!allow_bool && dt == DType::Bool) unsupported_dtype(name, dt);
   auto [ua, ub] = broadcast_pair(a, b, name);
-  return make_tensor(alu(op, cast_to(ua, dt), cast_to(ub, dt)));
+  return iterated(alu(op, cast_to(ua, dt), cast_to(ub, dt)), a, b, dt);
 }
 
 }  // namespace
@@ -112,7 +124,7 @@ Tensor Tensor::floor_divide(const Tensor &o) const {
   if (dt == DType::Bool) unsupported_dtype("floor_divide", dt);
   if (is_float(dt)) return floating(*this, o, dt, float_floor_divide, "floor_divide");
   Division d = divide(*this, o, dt, "floor_divide");
-  return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q))), d.q));
+  return iterated(uop::where(needs_floor_fix(d, dt), alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q))), d.q), *this, o, dt);
 }
 
 namespace {
@@ -138,7 +150,7 @@ Tensor Tensor::remainder(const Tensor &o) const {
     return floating_remainder(*this, o, dt, "RemainderBackward", "remainder", float_remainder,
                               [](const Tensor &a, const Tensor &b) { return a.floor_divide(b); });
   Division d = divide(*this, o, dt, "remainder");
-  return make_tensor(uop::where(needs_floor_fix(d, dt), alu(Op::Add, d.r, d.b), d.r));
+  return iterated(uop::where(needs_floor_fix(d, dt), alu(Op::Add, d.r, d.b), d.r), *this, o, dt);
 }
 
 Tensor Tensor::fmod(const Tensor &o) const {
@@ -146,7 +158,7 @@ Tensor Tensor::fmod(const Tensor &o) const {
   if (dt == DType::Bool) unsupported_dtype("fmod", dt);
   if (is_float(dt))  // the quotient rounds toward zero
     return floating_remainder(*this, o, dt, "FmodBackward", "fmod", float_fmod, truncated_quotient);
-  return make_tensor(divide(*this, o, dt, "fmod").r);
+  return iterated(divide(*this, o, dt, "fmod").r, *this, o, dt);
 }
 
 Tensor Tensor::bitwise_and(const Tensor &o) const { return bitwise(*this, o, Op::And, "bitwise_and"); }

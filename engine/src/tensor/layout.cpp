@@ -120,18 +120,41 @@ Strides aligned(const UOpRef &operand, const Shape &out) {
   return r;
 }
 
+thread_local int t_row_major_scopes = 0;
+
 }  // namespace
 
+RowMajorScope::RowMajorScope() { ++t_row_major_scopes; }
+bool RowMajorScope::active() { return t_row_major_scopes > 0; }
+RowMajorScope::~RowMajorScope() { --t_row_major_scopes; }
+
+bool suggests_channels_last(const Shape &shape, const std::vector<int64_t> &strides) {
+  // torch's is_channels_last_strides_2d / _3d: the dims from the fastest.
+  static const std::vector<size_t> order_2d{1, 3, 2, 0}, order_3d{1, 4, 3, 2, 0};
+  if ((shape.size() != 4 && shape.size() != 5) || strides[1] == 0) return false;
+  int64_t min = 0;
+  for (const size_t d : shape.size() == 4 ? order_2d : order_3d) {
+    if (shape[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;  // N's stride equal to C's: ambiguous, row-major
+    min = strides[d];
+    if (shape[d] > 1) min *= shape[d];
+  }
+  return true;
+}
+
 UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_operands) {
-  if (!is_elementwise(u->op) || u->src.empty()) return u;
+  if (RowMajorScope::active() || !is_elementwise(u->op) || u->src.empty()) return u;
   const Shape &shape = uop::shape_of(u);
   const std::vector<UOpRef> &operands = torch_operands.empty() ? u->src : torch_operands;
-  // Computed operands and contiguous views of the result's shape: row-major.
-  // (Any other view runs the sort: ties and size-1 dims can move dims where
-  // no stride falls out of order.)
+  // Computed operands, broadcast scalars (all strides 0, which the sort
+  // skips; not once converted, which makes them dense) and contiguous views
+  // of the result's shape: row-major. (Any other view runs the sort: ties and
+  // size-1 dims can move dims where no stride falls out of order.)
+  auto zero = [](int64_t v) { return v == 0; };
   if (std::all_of(operands.begin(), operands.end(), [&](const UOpRef &s) {
         const Strides *st = operand_strides(s);
-        return !st || (uop::shape_of(s) == shape && contiguous(*st, shape));
+        return !st || (s->op != uop::Op::Cast && std::all_of(st->begin(), st->end(), zero)) ||
+               (uop::shape_of(s) == shape && contiguous(*st, shape));
       }))
     return u;
   std::vector<Strides> ops;

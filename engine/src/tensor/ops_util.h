@@ -27,6 +27,21 @@ Tensor make_tensor(UOpRef u);
 // `operands`: torch's operands before broadcasting, in its order, each a
 // CAST where torch converts it to the op's dtype first (u's sources when empty).
 UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &operands = {});
+// torch's suggest_memory_format() is channels_last (4-d) or channels_last_3d
+// (5-d) for a tensor of this shape and these strides (Tensor::strides()): its
+// dims ordered by stride as that format orders them.
+bool suggests_channels_last(const Shape &shape, const std::vector<int64_t> &strides);
+// While one lives on this thread, in_iterator_layout leaves every node as it
+// is (row-major): the nodes of a composite that torch computes as one op,
+// which its caller then lays out once from the op's own operands, or leaves
+// row-major where torch's kernel writes a row-major result.
+struct RowMajorScope {
+  RowMajorScope();
+  ~RowMajorScope();
+  static bool active();  // on this thread
+  RowMajorScope(const RowMajorScope &) = delete;
+  RowMajorScope &operator=(const RowMajorScope &) = delete;
+};
 // u's value as a node the scheduler stores row-major on its own: u itself when
 // it is a whole buffer or a CONTIGUOUS node, halves widened to float32 as the
 // widening of their row-major node, else a new CONTIGUOUS node. (Not torch's

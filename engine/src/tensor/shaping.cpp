@@ -3,6 +3,7 @@
 // tril/triu, unfold, reflect/replicate padding. Their gradients come from the
 // ops they are built of.
 #include <algorithm>
+#include <optional>
 
 #include "autograd/impl.h"
 #include "tensor/ops_util.h"
@@ -56,6 +57,13 @@ Tensor cat_nonempty(const std::vector<Tensor> &ts, int64_t dim, DType dt);
 
 Tensor Tensor::cat(const std::vector<Tensor> &tensors, int64_t dim) {
   if (tensors.empty()) throw Error("cat(): expected a non-empty list of Tensors");
+  // torch's result is channels_last where every input suggests it, else
+  // row-major; the pieces are joined by elementwise nodes, which follow
+  // channels_last inputs.
+  std::optional<RowMajorScope> row_major;
+  if (!std::all_of(tensors.begin(), tensors.end(),
+                   [](const Tensor &t) { return suggests_channels_last(t.shape(), t.strides()); }))
+    row_major.emplace();
   // torch skips 1-d empty tensors (legacy behaviour) when others have a shape.
   std::vector<Tensor> ts, skipped;
   for (const Tensor &t : tensors)
@@ -311,12 +319,20 @@ Tensor Tensor::roll(const std::vector<int64_t> &shifts, const Dims &dims) const 
     throw Error("roll: shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
                 ", dims: " + std::to_string(dims.size()));
   if (ndim() == 0) return reshape({1}).roll(shifts, dims).reshape({});  // dims 0 / -1 name the only element
+  // torch rolls one dim at a time, each a cat of two pieces (channels_last
+  // where the input suggests it); a roll by 0 joins the whole with an empty
+  // piece, which makes the result row-major.
+  std::vector<int64_t> shift(dims.size());
+  for (size_t i = 0; i < dims.size(); i++) {
+    const int64_t n = shape()[wrap_dim(dims[i], ndim(), "roll")];
+    shift[i] = n == 0 ? 0 : ((shifts[i] % n) + n) % n;
+  }
+  std::optional<RowMajorScope> row_major;
+  if (std::count(shift.begin(), shift.end(), 0)) row_major.emplace();
   Tensor out = *this;
   for (size_t i = 0; i < dims.size(); i++) {
     const int64_t d = wrap_dim(dims[i], ndim(), "roll");
-    const int64_t n = shape()[d];
-    if (n == 0) continue;
-    const int64_t s = ((shifts[i] % n) + n) % n;
+    const int64_t n = shape()[d], s = shift[i];
     if (s == 0) continue;
     out = cat({narrow(out, d, n - s, n), narrow(out, d, 0, n - s)}, d);
   }
@@ -329,6 +345,7 @@ Tensor triangle(const Tensor &t, int64_t k, bool lower, const char *op) {
   if (t.ndim() < 2 && t.numel() > 0)  // torch lets empty tensors through
     throw Error(std::string(op) + ": input tensor must have at least 2 dimensions; got " + describe(t.uop()));
   if (t.ndim() < 2) return t.where(t, t);
+  RowMajorScope row_major;  // torch's result is row-major
   const int64_t r = t.shape()[t.ndim() - 2], c = t.shape()[t.ndim() - 1];
   Tensor diff = Tensor::arange(c).reshape({1, c}).sub(Tensor::arange(r).reshape({r, 1}));
   Tensor keep = lower ? diff.le(Tensor::full({}, static_cast<long long>(k), DType::Int64))
@@ -448,6 +465,7 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
 Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, const std::string &mode) const {
   if (mode != "reflect" && mode != "replicate")
     throw Error("pad_mode: mode must be \"reflect\" or \"replicate\", got \"" + mode + "\"");
+  RowMajorScope row_major;  // torch's result is row-major, a channels_last input's too
   const int64_t k = static_cast<int64_t>(pad.size());
   if (k < 1 || k > 3) throw Error("pad_mode: " + mode + " padding supports 1 to 3 padded dims, got " + std::to_string(k));
   if (ndim() != k + 1 && ndim() != k + 2)
