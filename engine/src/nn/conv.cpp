@@ -190,6 +190,21 @@ std::pair<PoolDim, PoolDim> pool_dims(const Tensor &input, const Tensor &x4, Pai
   return {h, w};
 }
 
+// torch's pools keep a channels_last input's memory format (4-d inputs only).
+bool keeps_channels_last(const Tensor &input) {
+  return input.ndim() == 4 && tensor::suggests_channels_last(input.shape(), input.strides());
+}
+
+// The sum of (N, C, Ho, Wo, ...) windows over their trailing `dims`, stored
+// channels_last when `channels_last` (the sum runs over (N, Ho, Wo, C, ...)
+// and is viewed back), else row-major.
+Tensor sum_windows(const Tensor &win, const Dims &dims, bool channels_last) {
+  if (!channels_last) return win.sum(dims);
+  Dims order = {0, 2, 3, 1};
+  for (int64_t d = 4; d < win.ndim(); ++d) order.push_back(d);
+  return win.permute(order).sum(dims).permute({0, 3, 1, 2});
+}
+
 // x4 padded (reading pad_value) and cut into windows: (N, C, Ho, Wo, kh, kw).
 Tensor pool_windows(const Tensor &x4, const PoolDim &h, const PoolDim &w, Scalar pad_value) {
   Tensor padded = x4.pad({{0, 0}, {0, 0}, {h.p, h.p + h.extra()}, {w.p, w.p + w.extra()}}, pad_value);
@@ -325,7 +340,7 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
     // Stored once: the gradient reads the mask instead of recomputing the scores.
     pick = stored(score.eq(score.amax({4}, true)));
   }
-  Tensor r = pick.where(flat, Tensor::zeros({}, flat.dtype())).sum({4});
+  Tensor r = sum_windows(pick.where(flat, Tensor::zeros({}, flat.dtype())), {4}, keeps_channels_last(input));
   return unbatched_like(r, input);
 }
 
@@ -335,7 +350,8 @@ Tensor avg_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
   if (divisor_override && *divisor_override == 0) throw Error("avg_pool2d: divisor must be not zero");
   const auto [dh, dw] = pool_dims(input, x, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode,
                                   "avg_pool2d");
-  Tensor sum = pool_windows(up(x), dh, dw, is_float(x.dtype()) ? Scalar(0.0) : Scalar(0)).sum({4, 5});
+  Tensor sum = sum_windows(pool_windows(up(x), dh, dw, is_float(x.dtype()) ? Scalar(0.0) : Scalar(0)), {4, 5},
+                           keeps_channels_last(input));
   const bool integer = !is_float(sum.dtype());
   Tensor r;
   if (divisor_override) {

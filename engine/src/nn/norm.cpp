@@ -1,5 +1,7 @@
 // batch_norm and layer_norm as composites (autograd differentiates the batch
 // statistics too, as torch's formulas do).
+#include <optional>
+
 #include "autograd/impl.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
@@ -38,6 +40,11 @@ Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean
   check_channel_vector(bias, c, "bias");
   if (!training && (!running_mean || !running_var))
     throw Error("batch_norm: running_mean and running_var must be defined in evaluation mode");
+  // torch's result keeps the input's suggested memory format: channels_last
+  // stays so (the elementwise nodes follow the input), anything else is
+  // row-major.
+  std::optional<tensor::RowMajorScope> row_major;
+  if (!tensor::suggests_channels_last(input.shape(), input.strides())) row_major.emplace();
   Dims axes = {0};
   for (int64_t d = 2; d < input.ndim(); ++d) axes.push_back(d);
   Shape bshape(static_cast<size_t>(input.ndim()), 1);
