@@ -1,5 +1,6 @@
 #include "hlb_step.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "loom/autograd.h"
@@ -52,11 +53,34 @@ HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t 
 
 namespace {
 
+// Adds the host time (wall minus kernel time) from its construction to each
+// lap() to the phase lap() names, when there are phases to add to.
+class PhaseClock {
+ public:
+  explicit PhaseClock(HlbPhases *phases) : phases_(phases) { reset(); }
+  void lap(double HlbPhases::*phase) {
+    if (!phases_) return;
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    phases_->*phase += wall - (run_stats().kernel_seconds - k0_) * 1e3;
+    reset();
+  }
+
+ private:
+  void reset() {
+    if (!phases_) return;
+    t0_ = std::chrono::steady_clock::now();
+    k0_ = run_stats().kernel_seconds;
+  }
+  HlbPhases *phases_;
+  std::chrono::steady_clock::time_point t0_;
+  double k0_ = 0;
+};
+
 // The loss and the parameters' gradients, realized with the BatchNorm running
 // statistics (whose lazy updates read the forward): nothing still reads the
 // old parameter values when this returns, so the update writes the
 // parameters in place, as torch's optimizer does.
-std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, Tensor *loss_out) {
+std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y, Tensor *loss_out, PhaseClock &clock) {
   size_t p = 0, r = 0;
   auto bn_gelu = [&](const Tensor &h) {
     Tensor out = nn::batch_norm(h, net.running[r], net.running[r + 1], net.params[p], net.params[p + 1],
@@ -75,22 +99,31 @@ std::vector<Tensor> loss_and_grads(HlbNet &net, const Tensor &x, const Tensor &y
   h = h.amax({2, 3});
   h = nn::linear(h, net.params[p], net.params[p + 1]);
   Tensor loss = nn::cross_entropy(h, y, std::nullopt, "mean", kSmoothing);
+  clock.lap(&HlbPhases::forward);
   std::vector<Tensor> grads = autograd::grad({loss}, net.params);
   *loss_out = loss.detach();
-  std::vector<Tensor> done = grads;
-  done.insert(done.end(), net.running.begin(), net.running.end());
-  done.push_back(*loss_out);
-  realize_all(done);
+  clock.lap(&HlbPhases::backward);
+  {
+    std::vector<Tensor> done = grads;
+    done.insert(done.end(), net.running.begin(), net.running.end());
+    done.push_back(*loss_out);
+    realize_all(done);
+    h = loss = Tensor();  // the forward graph goes with the last holders
+  }
+  clock.lap(&HlbPhases::realize_grads);
   return grads;
 }
 
 }  // namespace
 
-double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y) { return hlb_step_loss(net, x, y).item(); }
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *phases) {
+  return hlb_step_loss(net, x, y, phases).item();
+}
 
-Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y) {
+Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *phases) {
+  PhaseClock clock(phases);
   Tensor loss;
-  const std::vector<Tensor> grads = loss_and_grads(net, x, y, &loss);
+  std::vector<Tensor> grads = loss_and_grads(net, x, y, &loss, clock);
   autograd::NoGradGuard no_grad;
   // torch.optim.SGD(nesterov=True, weight_decay): g += wd * p; buf = m * buf + g; p -= lr * (g + m * buf).
   for (size_t i = 0; i < net.params.size(); ++i) {
@@ -98,9 +131,13 @@ Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y) {
     net.momentum[i].assign(net.momentum[i].mul(kMomentum).add(g));
     net.params[i].assign(net.params[i].sub(g.add(net.momentum[i].mul(kMomentum)).mul(kLr)));
   }
+  clock.lap(&HlbPhases::optimizer);
   std::vector<Tensor> state = net.params;
   state.insert(state.end(), net.momentum.begin(), net.momentum.end());
   realize_all(state);
+  clock.lap(&HlbPhases::realize_update);
+  grads.clear();
+  clock.lap(&HlbPhases::release);
   return loss;
 }
 

@@ -23,11 +23,23 @@ struct HlbNet {
 
 // Deterministic initial weights (torch's default bounds) for `widths` (e.g. {64, 256, 512}).
 HlbNet make_hlb_net(const std::vector<int64_t> &widths, int64_t batch, uint64_t seed);
-// One training step on (x, y); returns the loss (realized).
-double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y);
+
+// A step's host time (wall minus kernel time) by phase, in milliseconds.
+struct HlbPhases {
+  double forward = 0;         // building the forward graph and the loss
+  double backward = 0;        // autograd::grad building the gradients' graph
+  double realize_grads = 0;   // realizing them (and freeing the forward graph it leaves)
+  double optimizer = 0;       // building the update's graph
+  double realize_update = 0;  // realizing it
+  double release = 0;         // dropping the gradients and their graph
+};
+
+// One training step on (x, y); returns the loss (realized). With `phases`,
+// adds the step's host time by phase to it.
+double hlb_step(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *phases = nullptr);
 // The same step, returning the loss as a realized 0-d tensor (no host read:
 // the step can run under loom::Jit).
-Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y);
+Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *phases = nullptr);
 
 // The benchmarks' setup: the 64/256/512 net (seed 7) and a batch of random
 // images and labels (seed 11), with the spec that runs the same in libtorch.

@@ -4,7 +4,8 @@
 // Prints per step both losses and times, then medians and their ratio, the
 // kernels per step and the executed work against the graph's need, loom's
 // host time (the step's wall time minus its kernels' time) and its share per
-// kernel launch, and how many of the step's realizes hit the schedule cache.
+// kernel launch, and how many of the step's realizes hit the schedule cache;
+// then the host time by phase of the step (bench::HlbPhases).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,10 +27,12 @@ int main(int argc, char **argv) {
 
   std::printf("hlb-like step, batch %lld, widths 64/256/512, %s\n", static_cast<long long>(batch), bench::cpu_model().c_str());
   std::vector<double> loom_ms, host_ms, per_kernel_us;
+  bench::HlbPhases phases;  // summed over the steps after the first (when there are more)
   for (int s = 0; s < steps; ++s) {
     reset_run_stats();
+    bench::HlbPhases step_phases;
     auto t0 = std::chrono::steady_clock::now();
-    const double loss = bench::hlb_step(b.net, b.x, b.y);
+    const double loss = bench::hlb_step(b.net, b.x, b.y, &step_phases);
     loom_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     const RunStats st = run_stats();
     host_ms.push_back(loom_ms.back() - st.kernel_seconds * 1e3);
@@ -44,6 +47,11 @@ int main(int argc, char **argv) {
                 static_cast<double>(st.work), static_cast<double>(st.work_needed),
                 static_cast<double>(st.work) / static_cast<double>(std::max<int64_t>(1, st.work_needed)));
     std::fflush(stdout);
+    if (s > 0 || steps == 1)
+      for (double bench::HlbPhases::*f :
+           {&bench::HlbPhases::forward, &bench::HlbPhases::backward, &bench::HlbPhases::realize_grads,
+            &bench::HlbPhases::optimizer, &bench::HlbPhases::realize_update, &bench::HlbPhases::release})
+        phases.*f += step_phases.*f;
   }
   // The first step may compile; the medians skip it when there are more.
   std::vector<double> lm(loom_ms.begin() + (steps > 1), loom_ms.end());
@@ -54,5 +62,10 @@ int main(int argc, char **argv) {
   std::vector<double> km(per_kernel_us.begin() + (steps > 1), per_kernel_us.end());
   std::printf("median host time per step: loom %.2f ms (%.1f us per kernel launch)\n", reference::median(hm),
               reference::median(km));
+  const double n = std::max(1, steps - 1);
+  std::printf("mean host time per step by phase: forward graph %.2f ms, autograd %.2f, realize the gradients %.2f "
+              "(freeing the forward graph included), optimizer graph %.2f, realize the update %.2f, release %.2f\n",
+              phases.forward / n, phases.backward / n, phases.realize_grads / n, phases.optimizer / n,
+              phases.realize_update / n, phases.release / n);
   return 0;
 }
