@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
 
   std::printf("hlb-like step, batch %lld, widths 64/256/512, %s\n", static_cast<long long>(batch), bench::cpu_model().c_str());
   std::vector<double> loom_ms, host_ms, per_kernel_us;
-  bench::HlbPhases phases;  // summed over the steps after the first (when there are more)
+  std::vector<bench::HlbPhases> phases;
   for (int s = 0; s < steps; ++s) {
     reset_run_stats();
     bench::HlbPhases step_phases;
@@ -47,11 +47,7 @@ int main(int argc, char **argv) {
                 static_cast<double>(st.work), static_cast<double>(st.work_needed),
                 static_cast<double>(st.work) / static_cast<double>(std::max<int64_t>(1, st.work_needed)));
     std::fflush(stdout);
-    if (s > 0 || steps == 1)
-      for (double bench::HlbPhases::*f :
-           {&bench::HlbPhases::forward, &bench::HlbPhases::backward, &bench::HlbPhases::realize_grads,
-            &bench::HlbPhases::optimizer, &bench::HlbPhases::realize_update, &bench::HlbPhases::release})
-        phases.*f += step_phases.*f;
+    phases.push_back(step_phases);
   }
   // The first step may compile; the medians skip it when there are more.
   std::vector<double> lm(loom_ms.begin() + (steps > 1), loom_ms.end());
@@ -62,10 +58,16 @@ int main(int argc, char **argv) {
   std::vector<double> km(per_kernel_us.begin() + (steps > 1), per_kernel_us.end());
   std::printf("median host time per step: loom %.2f ms (%.1f us per kernel launch)\n", reference::median(hm),
               reference::median(km));
-  const double n = std::max(1, steps - 1);
-  std::printf("mean host time per step by phase: forward graph %.2f ms, autograd %.2f, realize the gradients %.2f "
-              "(freeing the forward graph included), optimizer graph %.2f, realize the update %.2f, release %.2f\n",
-              phases.forward / n, phases.backward / n, phases.realize_grads / n, phases.optimizer / n,
-              phases.realize_update / n, phases.release / n);
+  auto phase = [&](double bench::HlbPhases::*f) {
+    std::vector<double> v;
+    for (size_t s = steps > 1; s < phases.size(); ++s) v.push_back(phases[s].*f);
+    return reference::median(v);
+  };
+  std::printf("median host time per step by phase: forward graph %.2f ms, autograd %.2f, realize the gradients "
+              "%.2f (freeing the forward graph included), optimizer graph %.2f, realize the update %.2f, release "
+              "%.2f\n",
+              phase(&bench::HlbPhases::forward), phase(&bench::HlbPhases::backward),
+              phase(&bench::HlbPhases::realize_grads), phase(&bench::HlbPhases::optimizer),
+              phase(&bench::HlbPhases::realize_update), phase(&bench::HlbPhases::release));
   return 0;
 }
