@@ -124,7 +124,8 @@ Tensor Tensor::floor_divide(const Tensor &o) const {
   if (dt == DType::Bool) unsupported_dtype("floor_divide", dt);
   if (is_float(dt)) return floating(*this, o, dt, float_floor_divide, "floor_divide");
   Division d = divide(*this, o, dt, "floor_divide");
-  return iterated(uop::where(needs_floor_fix(d, dt), alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q))), d.q), *this, o, dt);
+  const UOpRef floored = alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q)));
+  return iterated(uop::where(needs_floor_fix(d, dt), floored, d.q), *this, o, dt);
 }
 
 namespace {
