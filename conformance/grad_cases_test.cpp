@@ -79,5 +79,25 @@ TEST(GradCases, GroupedConvWeightGradientIsTorchsForContiguousInputs) {
     EXPECT_EQ(compare(got, *laid_out.grads[1], tight), std::nullopt);
 }
 
+// A half replicate pad over three dims: the corner element's gradient sums
+// the 64 positions it was copied to, whose sums along the last dim are near
+// +-4000 (where half's step is 4) and cancel along the next. torch computes in
+// float32 and rounds once (-22.5); summing stage by stage in half gives -20.
+TEST(GradCases, HalfReplicatePadGradientIsRoundedOnce) {
+  const HostTensor x = HostTensor::contiguous(DType::Float16, {1, 1, 1, 1, 2});
+  HostTensor w = HostTensor::contiguous(DType::Float16, {1, 1, 4, 4, 5});
+  for (int64_t d = 0, i = 0; d < 4; ++d)
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t c = 0; c < 5; ++c, ++i)
+        w.set(i, (h % 2 ? -1 : 1) * (1000 + 0.37 * double(c) + 0.71 * double(h) + 0.3 * double(d)));
+  const reference::Attrs attrs = reference::Attrs().set_ints("pad", {3, 0, 3, 0, 3, 0}).set_string("mode", "replicate");
+  const reference::GradResult want = reference::run_backward("pad_mode", {{x, {}}}, attrs, w);
+  ASSERT_TRUE(want.grads[0]);
+  Tensor xe = Tensor::from_host(x).requires_grad_();
+  Tensor out = xe.pad_mode({{3, 0}, {3, 0}, {3, 0}}, "replicate");
+  const HostTensor got = autograd::grad({out.mul(Tensor::from_host(w)).sum()}, {xe})[0].to_host();
+  EXPECT_EQ(compare(got, *want.grads[0], default_tolerance(DType::Float16)), std::nullopt);
+}
+
 }  // namespace
 }  // namespace loom::conformance

@@ -97,9 +97,6 @@ struct OpEntry {
 };
 
 const std::vector<OpEntry> &op_table();
-// Why an op's result strides are not compared with torch's yet (how they
-// differ), or nullptr when they are (a view op's are checked elsewhere).
-const char *strides_pending(const std::string &op);
 const OpEntry *find_op(const std::string &name);
 
 // Per-area parts of the table (op_table_*.cpp).

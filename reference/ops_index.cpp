@@ -150,24 +150,27 @@ void add_index_ops(OpMap &t) {
   t["argsort"] = t["sort_indices"];
   // torch leaves the order of tied elements unspecified, so which of them
   // topk picks (and its gradient reaches) is too; a stable sort cut to k has
-  // the same values and picks ties as loom does, by position.
-  t["topk_values"] = [](const TorchArgs &x, const Attrs &a) {
+  // the same values and picks ties as loom does, by position. torch's own
+  // topk runs first (what it rejects, bool, the reference rejects too) and
+  // its results, laid out as torch lays them out, take the stable picks.
+  const auto stable_topk = [](const TorchArgs &x, const Attrs &a) {
     const at::Tensor &v = x.at(0);
-    // torch's own topk first: what it rejects (bool), the reference rejects too.
-    (void)at::topk(v, a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
+    const auto [tv, ti] = at::topk(v.detach(), a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
     const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
-    const at::Tensor s = std::get<0>(at::sort(v, true, dim, a.get_bool("largest")));
-    return v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k"));
+    const auto [sv, si] = at::sort(v, true, dim, a.get_bool("largest"));
+    const auto like = [&](const at::Tensor &layout, const at::Tensor &s) {  // differentiable copy
+      return at::empty_strided(layout.sizes(), layout.strides(), layout.options())
+          .copy_(v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k")));
+    };
+    return std::make_tuple(like(tv, sv), like(ti, si), dim);
   };
+  t["topk_values"] = [=](const TorchArgs &x, const Attrs &a) { return std::get<0>(stable_topk(x, a)); };
   // The indices are checked through the values they select; ties are picked
   // by the stable sort, as for topk_values, so the gradient through gather
   // reaches the same elements.
-  t["topk_indices_gathered"] = [](const TorchArgs &x, const Attrs &a) {
-    const at::Tensor &v = x.at(0);
-    (void)at::topk(v, a.get_int("k"), a.get_int("dim"), a.get_bool("largest"), true);
-    const int64_t dim = v.dim() == 0 ? 0 : a.get_int("dim");
-    const at::Tensor s = std::get<1>(at::sort(v, true, dim, a.get_bool("largest")));
-    return at::gather(v, dim, v.dim() == 0 ? s : s.narrow(dim, 0, a.get_int("k")));
+  t["topk_indices_gathered"] = [=](const TorchArgs &x, const Attrs &a) {
+    const auto [values, indices, dim] = stable_topk(x, a);
+    return at::gather(x.at(0), dim, indices);
   };
   t["max_dim_values"] = [](const TorchArgs &x, const Attrs &a) {
     return std::get<0>(at::max(x.at(0), a.get_int("dim"), a.get_bool("keepdim")));

@@ -38,6 +38,23 @@ TorchOp in_float32(TorchOp f) {
   };
 }
 
+// torch's pools lay their result out in the input's suggested memory format,
+// but torch 1.13 has no float16 pool on the CPU, and the float32 copy of an
+// overlapping half input is laid out by sorting its strides (it can suggest
+// channels_last where the half input does not). The pool runs on that copy;
+// its result takes the half input's format.
+TorchOp in_input_format(TorchOp f) {
+  return [f](const TorchArgs &in, const Attrs &a) {
+    const at::ScalarType st = in.at(0).scalar_type();
+    if (st != at::kHalf && st != at::kBFloat16) return f(in, a);
+    TorchArgs x = in;
+    x.at(0) = in.at(0).to(at::kFloat);
+    const at::MemoryFormat format =
+        in.at(0).dim() == 4 ? in.at(0).suggest_memory_format() : at::MemoryFormat::Contiguous;
+    return f(x, a).to(st).contiguous(format);
+  };
+}
+
 // torch's float32 layer_norm folds (x - mean) * rstd into x * rstd - mean * rstd,
 // which cancels badly where the variance is ~0 (a single normalized element:
 // 2e-5 off an exact 0 * rstd). Its oracle is the float64 op rounded once, with
@@ -106,11 +123,22 @@ at::Tensor batch_norm(const TorchArgs &x, const Attrs &a, const std::string &res
   // (2, 1, 2, 2): input gradient off by 3x) and for a strided weight in eval
   // (stride 3: the input gradient reads the wrong weights); the same values in
   // row-major order are right.
-  at::Tensor y = at::batch_norm(x.at(0).contiguous(), x.at(1).contiguous(), x.at(2).contiguous(), rm, rv, a.get_bool("training"), a.get_double("momentum"),
-                                a.get_double("eps"), false);
+  const bool training = a.get_bool("training");
+  const double momentum = a.get_double("momentum"), eps = a.get_double("eps");
+  at::Tensor y = at::batch_norm(x.at(0).contiguous(), x.at(1).contiguous(), x.at(2).contiguous(), rm, rv, training,
+                                momentum, eps, false);
   if (result == "running_mean") return rm;
   if (result == "running_var") return rv;
-  return y;
+  // The result laid out as torch's own forward lays it out on the input as
+  // given (its values are right there; only its backward is wrong), with
+  // copies of the running statistics; the copy into it is differentiable.
+  at::Tensor layout;
+  {
+    const at::NoGradGuard no_grad;
+    layout = at::batch_norm(x.at(0), x.at(1), x.at(2), rm.defined() ? rm.clone() : rm, rv.defined() ? rv.clone() : rv,
+                            training, momentum, eps, false);
+  }
+  return at::empty_strided(layout.sizes(), layout.strides(), y.options()).copy_(y);
 }
 
 c10::optional<at::Scalar> opt_scalar(const Attrs &a, const std::string &k) {
@@ -128,21 +156,21 @@ void add_nn_ops(OpMap &t) {
   // ---- convolution and pooling
   t["conv2d"] = in_float32([](const TorchArgs &x, const Attrs &a) { return conv(x, a, true); });
   t["conv2d_nobias"] = in_float32([](const TorchArgs &x, const Attrs &a) { return conv(x, a, false); });
-  t["max_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
+  t["max_pool2d"] = in_input_format([](const TorchArgs &x, const Attrs &a) {
     const auto k = a.get_ints("kernel");
     return at::max_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}),
                           pair_attr(a, "dilation", {1, 1}), a.get_bool("ceil_mode", false));
-  };
-  t["avg_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
+  });
+  t["avg_pool2d"] = in_input_format([](const TorchArgs &x, const Attrs &a) {
     const auto k = a.get_ints("kernel");
     const std::optional<int64_t> d = a.opt_int("divisor_override");
     const c10::optional<int64_t> divisor = d ? c10::optional<int64_t>(*d) : c10::nullopt;
     return at::avg_pool2d(x.at(0), k, a.get_ints("stride", k), pair_attr(a, "padding", {0, 0}),
                           a.get_bool("ceil_mode", false), a.get_bool("count_include_pad", true), divisor);
-  };
-  t["adaptive_avg_pool2d"] = [](const TorchArgs &x, const Attrs &a) {
+  });
+  t["adaptive_avg_pool2d"] = in_input_format([](const TorchArgs &x, const Attrs &a) {
     return at::adaptive_avg_pool2d(x.at(0), a.get_ints("output_size"));
-  };
+  });
   // ---- normalization: inputs (x, weight, bias); running statistics as attrs
   t["batch_norm"] = in_float32([](const TorchArgs &x, const Attrs &a) { return batch_norm(x, a, "out"); });
   t["batch_norm_running_mean"] = in_float32([](const TorchArgs &x, const Attrs &a) { return batch_norm(x, a, "running_mean"); });

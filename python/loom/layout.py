@@ -2,9 +2,9 @@
 `storage_offset()`, `is_contiguous(memory_format=...)`,
 `contiguous(memory_format=...)`, `empty_strided`, and the memory-format
 objects. The strides are those of the storage `as_strided` addresses: a view's
-own, row-major for a copy. An op's result is stored row-major, so where torch
-keeps a permuted or channels_last input's order in an elementwise result,
-loom reports row-major strides."""
+own; an op's result is stored in the layout torch gives it (an elementwise
+result in its permuted or channels_last inputs' order, a convolution or pool
+of a channels_last input channels_last)."""
 from ._C import Tensor
 
 

@@ -7,6 +7,7 @@
 
 #include "autograd/impl.h"
 #include "tensor/graph.h"
+#include "tensor/ops_util.h"
 #include "tensor/pending.h"
 
 namespace loom {
@@ -51,15 +52,17 @@ Tensor saves_result(const Tensor &result) {
   return result;
 }
 
-Tensor own_tensor(const Tensor &r, const char *name) {
-  return record(name, {r}, Tensor(uop::copy_point(r.uop())), [](const Tensor &g, const Tensor &) { return Grads{g}; });
+Tensor own_tensor(const Tensor &r, const char *name, const Dims *order) {
+  return record(name, {r}, order ? tensor::copy_with_layout(r, *order) : Tensor(uop::copy_point(r.uop())),
+                [](const Tensor &g, const Tensor &) { return Grads{g}; });
 }
 
 Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op) {
   // torch's op returns a tensor of its own, with one node: never a view of an
   // intermediate (an in-place write through one would rewrite the
-  // intermediate and regenerate the view's node without the saved inputs).
-  const Tensor r = TensorImpl::of(result)->view_base ? own_tensor(result, op) : result;
+  // intermediate and regenerate the view's node without the saved inputs),
+  // laid out as the view is (conv2d's channels_last result).
+  const Tensor r = TensorImpl::of(result)->view_base ? tensor::laid_out(result, tensor::clone_order(result), op) : result;
   if (const auto &node = TensorImpl::of(r)->grad_fn) {
     for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
     node->saves |= !inputs.empty();

@@ -181,7 +181,8 @@ void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_pt
 
 // `r`'s value as a tensor of its own (not a view of an intermediate, not an
 // input's handle): a copy point of it, with an identity node named `name`.
-Tensor own_tensor(const Tensor &r, const char *name);
+// Stored row-major, or in the dim order `order` (outermost first).
+Tensor own_tensor(const Tensor &r, const char *name, const Dims *order = nullptr);
 
 // Marks `result` as saved by the backward of the op that made it (torch saves
 // the result of exp, sqrt, tanh, sigmoid, relu, pow, amax/amin, max/min, prod,

@@ -190,7 +190,8 @@ std::pair<PoolDim, PoolDim> pool_dims(const Tensor &input, const Tensor &x4, Pai
   return {h, w};
 }
 
-// torch's pools keep a channels_last input's memory format (4-d inputs only).
+// Whether a 4-d tensor's strides suggest channels_last to torch (a 3-d one
+// never does): torch's pools keep that memory format, its convolutions take it.
 bool keeps_channels_last(const Tensor &input) {
   return input.ndim() == 4 && tensor::suggests_channels_last(input.shape(), input.strides());
 }
@@ -304,7 +305,18 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   // (N, g, 1, C/g, Ho, Wo, kh, kw) * (1, g, O/g, C/g, 1, 1, kh, kw), summed over C/g, kh, kw.
   Tensor xs = win.reshape({n, groups, 1, cg, oh, ow, k.h, k.w});
   Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
-  Tensor r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
+  // torch lays the result out channels_last where the input or the weight
+  // suggests it: the sum then runs over (N, Ho, Wo, g, O/g, ...) and is viewed
+  // back; else row-major. The bias and the cast follow that layout.
+  const bool channels_last = keeps_channels_last(x) || keeps_channels_last(weight);
+  Tensor r;
+  {
+    tensor::RowMajorScope scope;
+    Tensor prod = xs.mul(ws);
+    r = channels_last
+            ? prod.permute({0, 4, 5, 1, 2, 3, 6, 7}).sum({5, 6, 7}).reshape({n, oh, ow, o}).permute({0, 3, 1, 2})
+            : prod.sum({3, 6, 7}).reshape({n, o, oh, ow});
+  }
   if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
   // torch's node saves the input and the weight.
   return autograd::saves_inputs(unbatched_like(r.cast(dt), input), {input, weight}, "ConvolutionBackward0");
@@ -395,7 +407,17 @@ Tensor adaptive_avg_pool2d(const Tensor &input, Pair2 output_size) {
   const DType ct = compute_dtype(x.dtype());
   Tensor ah = adaptive_matrix(output_size.h, x.size(2), ct);  // (oh, H)
   Tensor aw = adaptive_matrix(output_size.w, x.size(3), ct);  // (ow, W)
-  Tensor r = ah.matmul(up(x)).matmul(aw.transpose(0, 1));
+  Tensor r;
+  if (keeps_channels_last(input)) {  // as torch: (N, oh, ow, C) viewed back
+    const int64_t n = x.size(0), c = x.size(1), h = x.size(2);
+    tensor::RowMajorScope scope;
+    Tensor t = aw.matmul(up(x).permute({0, 2, 3, 1}));  // (N, H, ow, C)
+    r = ah.matmul(t.reshape({n, h, output_size.w * c}))
+            .reshape({n, output_size.h, output_size.w, c})
+            .permute({0, 3, 1, 2});
+  } else {
+    r = ah.matmul(up(x)).matmul(aw.transpose(0, 1));
+  }
   return unbatched_like(r.cast(input.dtype()), input);
 }
 

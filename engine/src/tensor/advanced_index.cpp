@@ -53,6 +53,7 @@ std::vector<Tensor> mask_coords(const Tensor &mask, const Shape &x_shape, int64_
 struct Plan {
   std::vector<int64_t> dims;   // the indexed dims of x, increasing
   std::vector<Tensor> given;   // the index tensors as the caller gave them (saved for backward)
+  std::vector<IndexLayout> layouts;  // one per indexed dim, as torch holds it (a mask's: nonzero()'s columns)
   Tensor flat;                 // int64 of the broadcast shape: the position in the indexed dims, flattened
   std::vector<int64_t> perm;   // x's dims with the indexed ones first, the rest in order
   Shape rest;                  // the sizes of the rest
@@ -82,9 +83,13 @@ std::vector<std::pair<int64_t, Tensor>> index_tensors(const Tensor &x, const std
     if (is_mask(*ix)) {
       if (ix->ndim() == 0) throw Error("index: a 0-d mask in an index list is not supported by loom");
       std::vector<Tensor> c = mask_coords(*ix, x.shape(), d);
-      for (size_t j = 0; j < c.size(); j++) picked.push_back({d + static_cast<int64_t>(j), c[j]});
+      for (size_t j = 0; j < c.size(); j++) {
+        picked.push_back({d + static_cast<int64_t>(j), c[j]});
+        p.layouts.push_back({c[j].shape(), {ix->ndim()}});
+      }
     } else if (ix->dtype() == DType::Int64 || ix->dtype() == DType::Int32) {
       picked.push_back({d, *ix});
+      p.layouts.push_back({ix->shape(), ix->strides()});
     } else {
       throw IndexError("tensors used as indices must be long, byte or bool tensors");
     }
@@ -178,7 +183,12 @@ Tensor Tensor::index(const std::vector<std::optional<Tensor>> &indices) const {
   Shape gathered = p.flat.shape();
   gathered.insert(gathered.end(), p.rest.begin(), p.rest.end());
   const Tensor got = flattened(*this, p).index_select(0, p.flat.reshape({n})).reshape(gathered).permute(p.to_result);
-  return autograd::saves_inputs(got, p.given, "IndexBackward0");
+  // torch's layout, over the batch dims and x's dims not indexed.
+  const int64_t b = p.flat.ndim();
+  Dims x_dims;
+  for (int64_t g : p.to_result) x_dims.push_back(g < b ? -1 : p.perm[p.dims.size() + static_cast<size_t>(g - b)]);
+  return autograd::saves_inputs(laid_out(got, index_result_order(*this, x_dims, p.layouts, p.result), "IndexBackward0"),
+                                p.given, "IndexBackward0");
 }
 
 Tensor Tensor::index_put(const std::vector<std::optional<Tensor>> &indices, const Tensor &values, bool accumulate) const {
@@ -209,7 +219,8 @@ Tensor Tensor::index_put(const std::vector<std::optional<Tensor>> &indices, cons
   Shape permuted;
   for (int64_t d : p.perm) permuted.push_back(shape()[static_cast<size_t>(d)]);
   out = out.reshape(permuted).permute(inverse(p.perm));
-  return autograd::saves_inputs(out, p.given, "IndexPutBackward0");
+  // torch's result is a clone of x, written into.
+  return autograd::saves_inputs(laid_out(out, clone_order(*this), "IndexPutBackward0"), p.given, "IndexPutBackward0");
 }
 
 }  // namespace loom

@@ -210,7 +210,16 @@ Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
                        " does not match the shape of the indexed tensor " + list_str(x.shape()) + " at index " +
                        std::to_string(d + i));
   Tensor flat = k == 0 ? x.unsqueeze(d) : x.flatten(d, d + k - 1);
-  return flat.index_select(d, mask_positions(mask, "index"));
+  const Tensor picks = mask_positions(mask, "index");
+  Tensor r = flat.index_select(d, picks);
+  Dims x_dims;  // torch's layout: x's dims around the mask's, which become one batch dim
+  for (int64_t i = 0; i < x.ndim(); i++)
+    if (i == d) x_dims.push_back(-1);
+    else if (i < d || i >= d + k) x_dims.push_back(i);
+  if (k == 0) x_dims.insert(x_dims.begin() + d, -1);
+  // torch's mask coordinates: a column of nonzero()'s (n, k) result.
+  const IndexLayout column{picks.shape(), {std::max<int64_t>(k, 1)}};
+  return laid_out(r, index_result_order(x, x_dims, {column}, r.shape()), "IndexBackward0");
 }
 
 }  // namespace
@@ -233,7 +242,13 @@ Tensor Tensor::index(int64_t dim, const Tensor &idx) const {
   Shape out(shape().begin(), shape().begin() + d);
   out.insert(out.end(), idx.shape().begin(), idx.shape().end());
   out.insert(out.end(), shape().begin() + d + 1, shape().end());
-  return autograd::saves_inputs(index_select(d, flat).reshape(out), {idx}, "IndexBackward0");
+  Dims x_dims;  // torch's layout: x's dims around d, idx's in its place
+  for (int64_t i = 0; i < ndim(); i++)
+    if (i != d) x_dims.push_back(i);
+  x_dims.insert(x_dims.begin() + d, static_cast<size_t>(idx.ndim()), -1);
+  const Dims order = index_result_order(*this, x_dims, {{idx.shape(), idx.strides()}}, out);
+  return autograd::saves_inputs(laid_out(index_select(d, flat).reshape(out), order, "IndexBackward0"), {idx},
+                                "IndexBackward0");
 }
 
 // torch 1.13 also takes integer masks of 0/1; floating masks are rejected (torch misreads them).
@@ -249,6 +264,7 @@ Tensor Tensor::masked_fill(const Tensor &mask, Scalar value) const {
   if (dtype() != DType::Bool && std::isfinite(v) && (v < dtype_lowest(dtype()) || v > dtype_highest(dtype())))
     throw Error("masked_fill: value " + value.str() + " cannot be converted to type " + dtype_name(dtype()) +
                 " without overflow");
+  RowMajorScope row_major;  // torch fills a row-major clone
   return mask.where(Tensor::full({}, value, dtype()), *this);
 }
 

@@ -28,39 +28,6 @@ const Strides *operand_strides(UOpRef u) {
   return std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; }) ? nullptr : &s;
 }
 
-// TensorIterator's reorder_dimensions: an insertion sort of the dims, fastest
-// first, by the first operand whose strides of the two dims are both nonzero
-// and differ (equal strides: the smaller dim goes first). Returns the dims
-// outermost first.
-std::vector<int64_t> iterator_order(const std::vector<Strides> &ops, const Shape &shape) {
-  const int n = static_cast<int>(shape.size());
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  for (int i = 0; i < n; i++) perm[static_cast<size_t>(i)] = n - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const Strides &s : ops) {
-      const int64_t s0 = s[static_cast<size_t>(d0)], s1 = s[static_cast<size_t>(d1)];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 != s1) return s0 < s1 ? -1 : 1;
-      if (shape[static_cast<size_t>(d0)] > shape[static_cast<size_t>(d1)]) return 1;
-    }
-    return 0;
-  };
-  for (int i = 1; i < n; i++) {
-    int dim1 = i;
-    for (int dim0 = i - 1; dim0 >= 0; dim0--) {
-      const int c = should_swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
-      if (c > 0) {
-        std::swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
-        dim1 = dim0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  std::reverse(perm.begin(), perm.end());
-  return perm;
-}
-
 bool is_elementwise(uop::Op op) { return uop::is_alu(op) || op == uop::Op::Cast; }
 
 // torch's contiguous strides for `shape` (TensorIterator's fast path: all
@@ -123,6 +90,95 @@ Strides aligned(const UOpRef &operand, const Shape &out) {
 thread_local int t_row_major_scopes = 0;
 
 }  // namespace
+
+Dims iterator_order(const std::vector<Strides> &ops, const Shape &shape) {
+  const int n = static_cast<int>(shape.size());
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) perm[static_cast<size_t>(i)] = n - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Strides &s : ops) {
+      const int64_t s0 = s[static_cast<size_t>(d0)], s1 = s[static_cast<size_t>(d1)];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape[static_cast<size_t>(d0)] > shape[static_cast<size_t>(d1)]) return 1;
+    }
+    return 0;
+  };
+  for (int i = 1; i < n; i++) {
+    int dim1 = i;
+    for (int dim0 = i - 1; dim0 >= 0; dim0--) {
+      const int c = should_swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
+      if (c > 0) {
+        std::swap(perm[static_cast<size_t>(dim0)], perm[static_cast<size_t>(dim1)]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::reverse(perm.begin(), perm.end());
+  return perm;
+}
+
+namespace {
+
+// torch's strides for a view of (shape, strides) as `to` (computeStride: dims
+// merge or split within chunks whose elements lie evenly spaced; a size-1
+// dim takes the stride below it times its chunk's elements so far). Only
+// called where the view exists.
+Strides view_strides(const Shape &from, const Strides &strides, const Shape &to) {
+  Strides out(to.size(), 1);
+  if (from.empty()) return out;
+  int64_t view_d = static_cast<int64_t>(to.size()) - 1, base = strides.back(), numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(from.size()) - 1; d >= 0; d--) {
+    numel *= from[static_cast<size_t>(d)];
+    if (d > 0 && (from[static_cast<size_t>(d - 1)] == 1 || strides[static_cast<size_t>(d - 1)] == numel * base)) continue;
+    while (view_d >= 0 && (view_numel < numel || to[static_cast<size_t>(view_d)] == 1)) {
+      out[static_cast<size_t>(view_d)] = view_numel * base;
+      view_numel *= to[static_cast<size_t>(view_d)];
+      view_d--;
+    }
+    if (d > 0) {
+      base = strides[static_cast<size_t>(d - 1)];
+      numel = view_numel = 1;
+    }
+  }
+  return out;
+}
+
+// An index's strides over the result's dims: expanded to the batch shape
+// (expand_outplace), viewed as (1.., batch.., 1..) (reshape_indexer), 0 where
+// the result broadcasts it.
+Strides index_operand(const IndexLayout &ix, const std::vector<size_t> &batch, const Shape &result) {
+  Shape b;
+  for (size_t r : batch) b.push_back(result[r]);
+  Strides expanded(b.size(), 0);
+  const size_t lead = b.size() - ix.shape.size();
+  for (size_t j = 0; j < ix.shape.size(); j++)
+    if (ix.shape[j] == b[lead + j]) expanded[lead + j] = ix.strides[j];
+  if (ix.shape == b) expanded = ix.strides;
+  Shape viewed(result.size(), 1);
+  for (size_t k = 0; k < batch.size(); k++) viewed[batch[k]] = b[k];
+  Strides s = view_strides(b, expanded, viewed);
+  for (size_t r = 0; r < result.size(); r++)
+    if (viewed[r] == 1 && result[r] != 1) s[r] = 0;
+  return s;
+}
+
+}  // namespace
+
+Dims index_result_order(const Tensor &x, const Dims &x_dims, const std::vector<IndexLayout> &indices,
+                        const Shape &result) {
+  const Strides xs = x.strides();
+  std::vector<Strides> ops{Strides(result.size(), 0)};
+  std::vector<size_t> batch;
+  for (size_t r = 0; r < result.size(); r++) {
+    if (x_dims[r] < 0) batch.push_back(r);
+    else ops[0][r] = xs[static_cast<size_t>(x_dims[r])];
+  }
+  for (const IndexLayout &ix : indices) ops.push_back(index_operand(ix, batch, result));
+  return iterator_order(ops, result);
+}
 
 RowMajorScope::RowMajorScope() { ++t_row_major_scopes; }
 bool RowMajorScope::active() { return t_row_major_scopes > 0; }

@@ -14,72 +14,51 @@ namespace {
 Tensor with_tracker(const Tensor &t, shape::ShapeTracker st) { return make_tensor(view(t.uop(), std::move(st))); }
 
 std::string dims_str(const Dims &d) { return shape_str(d); }
-// The order (outermost first) in which torch lays out a copy made "like" a
-// view with these strides: dims sorted by stride, largest outermost; stride-0
-// dims compare as ambiguous and keep their place; equal strides put the larger
-// size outside. (torch allocates flip's output this way, preserving the input's
-// memory layout; loom does not copy, but as_strided after a flip addresses it.)
-Dims copy_layout_order(const Shape &sizes, const std::vector<int64_t> &strides) {
-  int64_t n = static_cast<int64_t>(sizes.size());
-  Dims perm(n);  // innermost first
-  for (int64_t i = 0; i < n; i++) perm[i] = n - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    int64_t s0 = strides[d0], s1 = strides[d1];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 != s1) return s0 < s1 ? -1 : 1;
-    return sizes[d0] > sizes[d1] ? 1 : 0;
-  };
-  for (int64_t i = 1; i < n; i++) {
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; d0--) {
-      int c = should_swap(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  return Dims(perm.rbegin(), perm.rend());
-}
+}  // namespace
 
-// The layout torch keeps when it copies "preserving" the input (flip, clone):
-// the input's stride order, or row-major when the input is not one plain view.
-Dims preserved_order(const Shape &sizes, const shape::ShapeTracker &st) {
-  if (st.single_plain()) return copy_layout_order(sizes, st.views[0].strides);
-  Dims order(sizes.size());
+Dims tensor::clone_order(const Tensor &t) {
+  const shape::ShapeTracker &st = tracker_of(t.uop());
+  if (st.single_plain()) return iterator_order({st.views[0].strides}, t.shape());
+  Dims order(static_cast<size_t>(t.ndim()));
   for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
   return order;
 }
 
-// A copy point whose storage holds `value` in the dim order `order` (outermost first).
-Tensor copy_with_layout(const Tensor &value, const Dims &order) {
+Tensor tensor::copy_with_layout(const Tensor &value, const Dims &order) {
   Dims inverse(order.size());
   bool identity = true;
   for (size_t i = 0; i < order.size(); i++) {
-    inverse[order[i]] = static_cast<int64_t>(i);
+    inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
     identity &= order[i] == static_cast<int64_t>(i);
   }
   if (identity) return make_tensor(copy_point(value.uop()));
-  return make_tensor(copy_point(value.permute(order).uop())).permute(inverse);
+  const UOpRef copied = copy_point(uop::view(value.uop(), tracker_of(value.uop()).permute(order)));
+  return make_tensor(uop::view(copied, tracker_of(copied).permute(inverse)));
 }
 
+Tensor tensor::laid_out(const Tensor &r, const Dims &order, const char *name) {
+  if (!TensorImpl::of(r)->view_base) {
+    const std::vector<int64_t> strides = r.strides();
+    int64_t want = 1;
+    bool dense = true;
+    for (size_t i = order.size(); i-- > 0;) {
+      const size_t d = static_cast<size_t>(order[i]);
+      if (r.shape()[d] == 1) continue;
+      dense &= strides[d] == want;
+      want *= r.shape()[d];
+    }
+    if (dense) return r;
+  }
+  return autograd::own_tensor(r, name, &order);
+}
+
+namespace {
 // torch's suggest_memory_format: a 4-d (5-d) input whose strides look
 // channels-last gets a channels-last copy (N, H, W, C order), else row-major.
 Dims pad_layout_order(const Shape &sizes, const shape::ShapeTracker &st) {
   Dims order(sizes.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
-  if ((sizes.size() != 4 && sizes.size() != 5) || !st.single_plain()) return order;
-  const auto &strides = st.views[0].strides;
-  Dims probe = sizes.size() == 4 ? Dims{1, 3, 2, 0} : Dims{1, 4, 3, 2, 0};
-  if (strides[1] == 0) return order;
-  int64_t min = 0;
-  for (auto d : probe) {
-    if (sizes[d] == 0 || strides[d] < min) return order;
-    if (d == 0 && min == strides[1]) return order;  // ambiguous N111-like: row-major
-    min = strides[d] * (sizes[d] > 1 ? sizes[d] : 1);
-  }
+  if (!st.single_plain() || !suggests_channels_last(sizes, st.views[0].strides)) return order;
   order.erase(order.begin() + 1);
   order.push_back(1);
   return order;
@@ -91,7 +70,7 @@ Tensor constant_pad(const Tensor &x, const std::vector<std::pair<int64_t, int64_
   // with nothing to pad it clones, keeping the input's stride order.
   auto st = tracker_of(x.uop());
   bool nothing = std::all_of(pads.begin(), pads.end(), [](auto p) { return p.first == 0 && p.second == 0; });
-  Dims order = nothing ? preserved_order(x.shape(), st) : pad_layout_order(x.shape(), st);
+  Dims order = nothing ? clone_order(x) : pad_layout_order(x.shape(), st);
   Tensor padded = with_tracker(x, tracker_of(x.uop()).pad(pads));
   if (value.to_double() == 0) return copy_with_layout(padded, order);
   // Masked-out elements read 0; a non-zero fill selects the value there.
@@ -253,7 +232,7 @@ Tensor Tensor::flip(const Dims &dims) const {
   // torch's flip always returns a fresh tensor, even when it reverses nothing,
   // laid out in its input's stride order.
   auto st = tracker_of(uop());
-  return autograd::record("FlipBackward", {*this}, copy_with_layout(with_tracker(*this, st.flip(f)), preserved_order(shape(), st)),
+  return autograd::record("FlipBackward", {*this}, copy_with_layout(with_tracker(*this, st.flip(f)), clone_order(*this)),
                           [dims](const Tensor &g, const Tensor &) { return Grads{g.flip(dims)}; });
 }
 

@@ -42,6 +42,36 @@ struct RowMajorScope {
   RowMajorScope(const RowMajorScope &) = delete;
   RowMajorScope &operator=(const RowMajorScope &) = delete;
 };
+// TensorIterator's reorder_dimensions over operands' strides (each over
+// `shape`'s dims, 0 where broadcast): an insertion sort of the dims, fastest
+// first, by the first operand whose strides of the two dims are both nonzero
+// and differ (equal strides: the smaller dim goes first); stride-0 dims
+// compare as ambiguous and keep their place. Returns the dims outermost
+// first. Over one tensor's strides it is torch's infer_dense_strides order:
+// how a dense tensor made "like" it is laid out.
+Dims iterator_order(const std::vector<std::vector<int64_t>> &ops, const Shape &shape);
+// An index tensor's shape and strides as torch holds it (a mask's
+// coordinates: one column of nonzero()'s (n, mask dims) result).
+struct IndexLayout {
+  Shape shape;
+  std::vector<int64_t> strides;
+};
+// The dim order of torch's advanced-indexing result (its AdvancedIndex's
+// TensorIterator): the order of `result`'s dims that sorts x's strides
+// (`x_dims`: the dim of x each result dim is, -1 in the batch dims the
+// indices give) and then the indices' (expanded to the batch shape, viewed
+// with the result's other dims as size-1 dims, broadcast).
+Dims index_result_order(const Tensor &x, const Dims &x_dims, const std::vector<IndexLayout> &indices,
+                        const Shape &result);
+// The dim order (outermost first) of torch's clone() of t: t's stride order
+// where t is one plain view, else row-major.
+Dims clone_order(const Tensor &t);
+// value's value as a node of its own (no autograd record), stored in the dim
+// order `order` (outermost first) and viewed back.
+Tensor copy_with_layout(const Tensor &value, const Dims &order);
+// r stored in the dim order `order`: r itself where it is a tensor of its own
+// already laid out so, else a copy laid out so, with an identity node `name`.
+Tensor laid_out(const Tensor &r, const Dims &order, const char *name);
 // u's value as a node the scheduler stores row-major on its own: u itself when
 // it is a whole buffer or a CONTIGUOUS node, halves widened to float32 as the
 // widening of their row-major node, else a new CONTIGUOUS node. (Not torch's

@@ -64,15 +64,28 @@ Tensor sort_indices(const Tensor &t, int64_t d, bool descending) {
   return make_tensor(UOp::make(Op::Sort, DType::Int64, {row_major(x.uop())}, uop::ReduceArg{descending ? Op::Max : Op::Min, {d}}));
 }
 
-std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, const char *op) {
+// The values and indices of t sorted along `dim`, row-major, or with
+// `keep_layout` in the dense order of t's strides (torch's sort and argsort).
+std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, const char *op, bool keep_layout) {
   if (t.ndim() == 0) {
     wrap_dim(dim, 1, op);
     return {t.where(t, t), Tensor::zeros({}, DType::Int64)};
   }
   const int64_t d = wrap_dim(dim, t.ndim(), op);
   if (t.shape()[d] == 0 || t.numel() == 0) return {t.where(t, t), Tensor::zeros(t.shape(), DType::Int64)};
-  Tensor idx = sort_indices(t, d, descending);
-  return {t.gather(d, idx), idx};
+  const Dims order = keep_layout ? iterator_order({t.strides()}, t.shape()) : Dims{};
+  if (std::is_sorted(order.begin(), order.end())) {  // row-major
+    Tensor idx = sort_indices(t, d, descending);
+    return {t.gather(d, idx), idx};
+  }
+  Dims inverse(order.size());
+  for (size_t i = 0; i < order.size(); i++) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  // Sorted in the permuted order (the sort's and the gather's results are
+  // stored row-major there) and viewed back.
+  const Tensor tp = t.permute(order);
+  const int64_t dp = inverse[static_cast<size_t>(d)];
+  Tensor idx = sort_indices(tp, dp, descending);
+  return {tp.gather(dp, idx).permute(inverse), idx.permute(inverse)};
 }
 
 std::pair<Tensor, Tensor> extreme(const Tensor &t, int64_t dim, bool keepdim, bool is_max) {
@@ -96,10 +109,12 @@ Tensor Tensor::cumsum(int64_t dim) const { return scan(*this, dim, false, "cumsu
 Tensor Tensor::cumprod(int64_t dim) const { return scan(*this, dim, true, "cumprod"); }
 
 std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
-  return sorted(*this, dim, descending, "sort");
+  return sorted(*this, dim, descending, "sort", true);
 }
 
-Tensor Tensor::argsort(int64_t dim, bool descending) const { return sorted(*this, dim, descending, "argsort").second; }
+Tensor Tensor::argsort(int64_t dim, bool descending) const {
+  return sorted(*this, dim, descending, "argsort", true).second;
+}
 
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted_) const {
   (void)sorted_;  // an unsorted result may come in any order; this one is always sorted
@@ -111,11 +126,15 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
     if (ndim() != 0) unsupported_dtype("topk", dtype());
     return {make_tensor(copy_point(uop())), Tensor::zeros({}, DType::Int64)};
   }
-  auto [v, i] = sorted(*this, dim, largest, "topk");
-  if (ndim() == 0) return {v, i};
+  auto [v, i] = sorted(*this, dim, largest, "topk", false);
+  if (ndim() == 0 || k == n) return {v, i};
   std::vector<std::pair<int64_t, int64_t>> b;
   for (int64_t x = 0; x < ndim(); x++) b.push_back(x == d ? std::make_pair(int64_t{0}, k) : std::make_pair(int64_t{0}, shape()[x]));
-  return {v.shrink(b), i.shrink(b)};
+  if (numel() == 0) return {v.shrink(b), i.shrink(b)};
+  // torch's results are tensors of their own, row-major: the values gathered
+  // at the first k indices, which are copied.
+  const Tensor first = i.shrink(b);
+  return {gather(d, first), make_tensor(copy_point(first.uop()))};
 }
 
 std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return extreme(*this, dim, keepdim, true); }

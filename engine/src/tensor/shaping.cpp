@@ -139,6 +139,22 @@ Tensor Tensor::stack(const std::vector<Tensor> &tensors, int64_t dim) {
       throw Error("stack expects each tensor to be equal size, but got " + list_str(tensors[0].shape()) +
                   " at entry 0 and " + list_str(tensors[i].shape()) + " at entry " + std::to_string(i));
   const int64_t d = wrap_dim(dim, tensors[0].ndim() + 1, "stack");
+  if (d < tensors[0].ndim()) {  // as torch: a cat along d split in two (so laid out as that cat)
+    Shape joined = tensors[0].shape();
+    joined.insert(joined.begin() + d, static_cast<int64_t>(tensors.size()));
+    return cat(tensors, d).reshape(joined);
+  }
+  // A cat of the inputs unsqueezed last: torch's unsqueeze gives the new dim
+  // stride 1, on which its channels_last_3d decision rests.
+  std::optional<RowMajorScope> row_major;
+  Shape unsqueezed = tensors[0].shape();
+  unsqueezed.push_back(1);
+  if (!std::all_of(tensors.begin(), tensors.end(), [&](const Tensor &t) {
+        std::vector<int64_t> strides = t.strides();
+        strides.push_back(1);
+        return suggests_channels_last(unsqueezed, strides);
+      }))
+    row_major.emplace();
   std::vector<Tensor> u;
   for (const Tensor &t : tensors) u.push_back(t.unsqueeze(d));
   return cat(u, d);
@@ -479,6 +495,12 @@ Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, con
     if (shape()[d] == 0)
       throw Error("pad_mode: expected a tensor with possibly 0 batch size and other non-zero dimensions, got " +
                   describe(uop()));
+  // torch's reflection and replication pad nodes save their input.
+  const char *node = mode == "reflect" ? "ReflectionPadBackward" : "ReplicationPadBackward";
+  // A half input pads in float32, so that its gradient (a sum over the
+  // positions each element was copied to, stage by stage) is rounded once.
+  if (dtype() == DType::Float16 || dtype() == DType::BFloat16)
+    return autograd::saves_inputs(cast(DType::Float32).pad_mode(pad, mode).cast(dtype()), {*this}, node);
   Tensor out = *this;
   for (int64_t i = 0; i < k; i++) {
     const int64_t d = ndim() - k + i;
@@ -512,8 +534,6 @@ Tensor Tensor::pad_mode(const std::vector<std::pair<int64_t, int64_t>> &pad, con
       out = parts.size() == 1 ? out : cat(parts, d);
     }
   }
-  // torch's reflection and replication pad nodes save their input.
-  const char *node = mode == "reflect" ? "ReflectionPadBackward" : "ReplicationPadBackward";
   return autograd::saves_inputs(new_tensor(*this, out, node), {*this}, node);
 }
 
