@@ -72,4 +72,14 @@ std::string values_str(const HostTensor &h, int64_t max_elems) {
   return os.str();
 }
 
+std::optional<std::string> compare_strides(const Shape &shape, const std::vector<int64_t> &got,
+                                           const std::vector<int64_t> &want) {
+  if (shape_numel(shape) == 0) return std::nullopt;
+  bool same = got.size() == want.size() && got.size() == shape.size();
+  for (size_t d = 0; same && d < shape.size(); ++d) same = shape[d] == 1 || got[d] == want[d];
+  if (same) return std::nullopt;
+  return "result strides " + shape_str(got) + ", torch's " + shape_str(want) + " (shape " + shape_str(shape) +
+         "; size-1 dims aside)";
+}
+
 }  // namespace loom::conformance

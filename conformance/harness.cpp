@@ -169,18 +169,6 @@ std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c
 
 namespace {
 
-// Strides differ where a dim of more than one element has another stride
-// (a size-1 dim's stride places nothing; torch's own vary there).
-std::optional<std::string> compare_strides(const Shape &shape, const std::vector<int64_t> &got,
-                                           const std::vector<int64_t> &want) {
-  if (shape_numel(shape) == 0) return std::nullopt;
-  bool same = got.size() == want.size() && got.size() == shape.size();
-  for (size_t d = 0; same && d < shape.size(); ++d) same = shape[d] == 1 || got[d] == want[d];
-  if (same) return std::nullopt;
-  return "result strides " + shape_str(got) + ", torch's " + shape_str(want) + " (shape " + shape_str(shape) +
-         "; size-1 dims aside)";
-}
-
 CaseResult run_case_quietly(const CaseSpec &spec) {
   const OpEntry &op = *spec.op;
   PreparedCase c = prepare_case(spec);

@@ -66,12 +66,14 @@ Attrs arange_attrs(const CaseContext &c, Rng &rng) {
   return a;
 }
 
-// materialize: the same values in a buffer of their own (a kernel boundary), as torch's
-// contiguous() copy of a view is; its gradient passes through, materialized too.
+// materialize: the same values in a row-major buffer of their own (a kernel
+// boundary), as torch's clone(memory_format=contiguous) (never the input
+// itself, as contiguous() of a contiguous input is); its gradient passes
+// through, materialized too.
 OpEntry materialize() {
   OpEntry e;
   e.name = e.method = "materialize";
-  e.ref_op = "contiguous";
+  e.ref_op = "clone_contiguous";
   e.engine = [](const std::vector<Tensor> &x, const Attrs &) { return x[0].materialize(); };
   e.dtypes = dtypes::all;
   e.domain = [](DType dt, int, const Attrs &) { return default_domain(dt); };

@@ -148,6 +148,8 @@ Verdict check(const Program &p) {
       if (want.values[i]) {
         const conformance::Tolerance tol = tolerance(want.values[i]->dtype, kValueTolScale);
         if (auto d = conformance::compare(got.v[i].to_host(), *want.values[i], tol)) return fail("value", name + " value: " + *d);
+        if (auto d = conformance::compare_strides(got.v[i].shape(), got.v[i].strides(), want.strides[i]))
+          return fail("strides", name + " " + *d);
       }
       const std::optional<Tensor> g = p.steps[i].kind == StepKind::Leaf ? got.v[i].grad() : std::nullopt;
       if (g.has_value() != want.grads[i].has_value())

@@ -33,15 +33,6 @@ const std::set<std::string> &overlapping_views() {
   return s;
 }
 
-// Views torch makes only where the strides allow (reshape, flatten,
-// contiguous, ...), a copy elsewhere: whether they alias depends on the
-// layout of the storage under them.
-bool layout_dependent_view(const std::string &name) {
-  for (const char *k : {"reshape", "flatten", "view", "contiguous"})
-    if (name.find(k) != std::string::npos) return true;
-  return false;
-}
-
 bool tie_dependent_grad(const std::string &name) {
   for (const char *k : {"topk", "sort", "kthvalue", "median", "mode", "max_dim", "min_dim"})
     if (name.find(k) != std::string::npos) return true;
@@ -54,7 +45,6 @@ struct Value {
   int root = -1;                // the step owning the storage this value views
   std::vector<ViewStep> chain;  // movement steps from root
   bool leaf_root = false;       // root is a leaf (a contiguous storage: as_strided is predictable)
-  bool row_major_root = false;  // torch lays the root out row-major, as loom assumes (see contiguous below)
   bool writable = false;        // a write may target it
   bool overlaps = false;        // may alias one storage element from several (never a write's target)
   std::set<int> storages;       // roots whose storage it may share (a write's source must share none with its target)
@@ -106,9 +96,6 @@ class Generator {
   Rng rng_;
   Program p_;
   std::vector<std::optional<Value>> v_;  // per step; nullopt for writes
-  // Storages that a contiguous() step read while loom's model of their layout
-  // may differ from torch's: they take no writes (see try_movement).
-  std::set<int> unmodelled_;
 
   DType random_dtype() {
     static const std::vector<DType> weighted = {DType::Float32, DType::Float32, DType::Float32, DType::Float64,
@@ -157,7 +144,6 @@ class Generator {
     Value v;
     v.t = leaf_tensor(s);
     v.leaf_root = true;
-    v.row_major_root = true;
     v.writable = !s.grad;
     v.root = static_cast<int>(p_.steps.size());
     v.storages = {v.root};
@@ -171,23 +157,6 @@ class Generator {
     chain.insert(chain.end(), extra.begin(), extra.end());
     const Shape root_shape = v_[static_cast<size_t>(x.root)]->t.shape();
     return conformance::torch_view_info(HostTensor::contiguous(x.t.dtype(), root_shape), chain);
-  }
-
-  // Whether torch's strides for v are contiguous (size-1 dims ignored), its root laid out row-major.
-  bool torch_contiguous(const Value &v) {
-    if (!v.row_major_root) return false;
-    try {
-      const reference::ViewInfo info = torch_info(v, {});
-      int64_t expected = 1;
-      if (shape_numel(info.shape) == 0) return true;
-      for (size_t i = info.shape.size(); i-- > 0;) {
-        if (info.shape[i] != 1 && info.strides[i] != expected) return false;
-        expected *= info.shape[i];
-      }
-      return true;
-    } catch (const std::exception &) {
-      return false;
-    }
   }
 
   void try_movement() {
@@ -212,15 +181,6 @@ class Generator {
       out.chain.push_back(vs);
       out.overlaps = x.overlaps || overlapping_views().count(op);
       out.writable = x.writable && !out.overlaps;
-      // contiguous() is the tensor itself where torch's strides are
-      // contiguous, reshape a view where they allow. loom lays every op
-      // result out row-major, torch keeps the layout of an elementwise op's
-      // permuted input: where the root may be such a result, whether they
-      // alias is left untested.
-      if (layout_dependent_view(op) && !x.row_major_root) {
-        out.writable = false;
-        unmodelled_.insert(x.storages.begin(), x.storages.end());
-      }
       push(std::move(s), std::move(out));
     } catch (const std::exception &) {
     }
@@ -299,21 +259,15 @@ class Generator {
       out.root = static_cast<int>(p_.steps.size());
       out.storages = {out.root};
       out.overlaps = overlapping_views().count(e.name);
-      bool unknown_alias = false;  // a reshape-like view over a root torch may lay out otherwise (as above)
       if (may_alias(e))
         for (int a : args) {
           const Value &in = *v_[static_cast<size_t>(a)];
           out.storages.insert(in.storages.begin(), in.storages.end());
           out.overlaps |= in.overlaps;  // a chunk of an overlapping window still overlaps
-          unknown_alias |= layout_dependent_view(e.name) && !in.row_major_root;
         }
-      if (unknown_alias) unmodelled_.insert(out.storages.begin(), out.storages.end());
       // A movement entry's result is no target for writes: where it lands
       // depends on that aliasing.
-      out.writable = !e.view_op && !out.overlaps && !unknown_alias;
-      // torch lays out an op's result row-major when all its inputs are
-      // (contiguous in, contiguous out).
-      out.row_major_root = std::all_of(args.begin(), args.end(), [&](int a) { return torch_contiguous(*v_[static_cast<size_t>(a)]); });
+      out.writable = !e.view_op && !out.overlaps;
       push(std::move(s), std::move(out));
     } catch (const std::exception &) {
       rollback(mark);
@@ -321,11 +275,7 @@ class Generator {
   }
 
   void try_write() {
-    const int ti = pick_value([&](const Value &v) {
-      for (int r : v.storages)
-        if (unmodelled_.count(r)) return false;
-      return v.writable;
-    });
+    const int ti = pick_value([&](const Value &v) { return v.writable; });
     if (ti < 0) return;
     const Tensor target = v_[static_cast<size_t>(ti)]->t;
     const std::set<int> &ts = v_[static_cast<size_t>(ti)]->storages;

@@ -57,6 +57,7 @@ ProgramResult run(const std::vector<ProgramStep> &steps, bool cast_up_mixed_half
   for (size_t i = 0; i < steps.size(); ++i) {
     const bool defines = steps[i].kind == ProgramStep::Kind::Leaf || steps[i].kind == ProgramStep::Kind::Op;
     r.values.push_back(defines ? std::optional<HostTensor>(from_torch(v[i].detach())) : std::nullopt);
+    r.strides.push_back(defines ? v[i].strides().vec() : std::vector<int64_t>{});
     const bool has_grad = steps[i].kind == ProgramStep::Kind::Leaf && v[i].grad().defined();
     r.grads.push_back(has_grad ? std::optional<HostTensor>(from_torch(v[i].grad())) : std::nullopt);
   }

@@ -31,6 +31,8 @@ struct ProgramResult {
   // Per step, the value it defined as it reads once the whole program ran
   // (after every write); nullopt for writes and backward.
   std::vector<std::optional<HostTensor>> values;
+  // Per step, the strides of the value it defined (empty for writes and backward).
+  std::vector<std::vector<int64_t>> strides;
   // Per step, a leaf's accumulated gradient; nullopt when it has none.
   std::vector<std::optional<HostTensor>> grads;
   int error_step = -1;  // the step torch rejected (-1: none); values are then empty

@@ -371,6 +371,8 @@ const OpMap &ops() {
       return x.at(0).transpose(a.get_int("dim0"), a.get_int("dim1"));
     };
     t["contiguous"] = unary([](const at::Tensor &a) { return a.contiguous(); });
+    // A row-major copy always (contiguous() returns a contiguous input itself).
+    t["clone_contiguous"] = unary([](const at::Tensor &a) { return a.clone(at::MemoryFormat::Contiguous); });
     // ---- random, in place on the view (values are not compared: torch's
     // generator is not loom's; what matters is which inputs torch refuses)
     t["uniform_"] = [](const TorchArgs &x, const Attrs &a) {
