@@ -141,11 +141,14 @@ Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *p
   return loss;
 }
 
-HlbBench make_hlb_bench(int64_t batch) {
+HlbBench make_hlb_bench(int64_t batch, bool channels_last) {
   HlbBench b;
   b.net = make_hlb_net({64, 256, 512}, batch, 7);
   Tensor::manual_seed(11);
-  b.x = Tensor::randn({batch, 3, 32, 32}).realize();
+  b.x = Tensor::randn({batch, 3, 32, 32});
+  if (channels_last) b.x = b.x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  b.x.realize();
+  b.channels_last = channels_last;
   b.y = Tensor::randint(0, 10, {batch}).realize();
   return b;
 }
@@ -158,6 +161,7 @@ reference::HlbSpec HlbBench::torch_spec(int steps, int threads) const {
   spec.y = y.to_host();
   spec.steps = steps;
   spec.threads = threads;
+  spec.channels_last = channels_last;
   return spec;
 }
 

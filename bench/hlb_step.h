@@ -43,11 +43,14 @@ Tensor hlb_step_loss(HlbNet &net, const Tensor &x, const Tensor &y, HlbPhases *p
 
 // The benchmarks' setup: the 64/256/512 net (seed 7) and a batch of random
 // images and labels (seed 11), with the spec that runs the same in libtorch.
+// With `channels_last` the images are stored so (N, H, W, C), as
+// hlb-CIFAR10 gives them; the parameters stay row-major.
 struct HlbBench {
   HlbNet net;
   Tensor x, y;
+  bool channels_last = false;
   reference::HlbSpec torch_spec(int steps, int threads) const;
 };
-HlbBench make_hlb_bench(int64_t batch);
+HlbBench make_hlb_bench(int64_t batch, bool channels_last = false);
 
 }  // namespace loom::bench

@@ -76,8 +76,8 @@ struct Workload {
 // steps after the first, and what the first loom step compiled.
 // Steps 0..runs of the hlb-like step from the bench's weights: each step's ms
 // and kernels compiled.
-std::vector<double> hlb_steps(int64_t batch, int runs, std::string &compiled, RunStats &stats) {
-  bench::HlbBench b = bench::make_hlb_bench(batch);
+std::vector<double> hlb_steps(int64_t batch, bool channels_last, int runs, std::string &compiled, RunStats &stats) {
+  bench::HlbBench b = bench::make_hlb_bench(batch, channels_last);
   std::vector<double> ms;
   for (int s = 0; s <= runs; ++s) {
     reset_run_stats();
@@ -91,16 +91,16 @@ std::vector<double> hlb_steps(int64_t batch, int runs, std::string &compiled, Ru
   return ms;
 }
 
-Row hlb_row(int64_t batch, int runs, int threads) {
-  bench::HlbBench b = bench::make_hlb_bench(batch);
+Row hlb_row(int64_t batch, bool channels_last, int runs, int threads) {
+  bench::HlbBench b = bench::make_hlb_bench(batch, channels_last);
   const reference::HlbResult torch = reference::train_hlb(b.torch_spec(runs + 1, threads));
   Row row;
-  row.name = "hlb" + std::to_string(batch);
+  row.name = "hlb" + std::to_string(batch) + (channels_last ? "_cl" : "");
   std::string compiled, generated_compiled;
-  const std::vector<double> ms = hlb_steps(batch, runs, compiled, row.stats);
+  const std::vector<double> ms = hlb_steps(batch, channels_last, runs, compiled, row.stats);
   const bool was = backends::set_extern_gemm(false);
   RunStats generated_stats;
-  const std::vector<double> generated = hlb_steps(batch, runs, generated_compiled, generated_stats);
+  const std::vector<double> generated = hlb_steps(batch, channels_last, runs, generated_compiled, generated_stats);
   backends::set_extern_gemm(was);
   row.generated_ms = reference::median(std::vector<double>(generated.begin() + 1, generated.end()));
   row.generated_target = 1;
@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
   Tensor::manual_seed(0);
   const int64_t n = int64_t{1} << 24;
   const double mib64 = 4.0 * static_cast<double>(n);
-  Tensor a, b, c, sq, cx, cw, cg;
+  Tensor a, b, c, sq, cx, cw, cg, cxl, cwl, cgl, bnx, bng, bxl, bgl, bnw, bnb;
+  const double mib_bn = 4.0 * 64 * 64 * 32 * 32;
   std::map<int64_t, std::pair<Tensor, Tensor>> mats;
   std::vector<Workload> work{
       {"chain", 4 * mib64, 0, 8, 0, [&] { ((a * b + c).relu() * 0.5).exp().sub(a).sigmoid().realize(); }},
@@ -144,12 +145,27 @@ int main(int argc, char **argv) {
     work.push_back({"matmul" + std::to_string(m), 0, 2.0 * m * m * m, 0.95, 0.5,
                     [&, m] { mats[m].first.matmul(mats[m].second).realize(); }});
   const double conv_flops = 2.0 * 64 * 256 * 16 * 16 * 64 * 9;
-  work.push_back({"conv_fwd", 0, conv_flops, 0.9, 0.5, [&] { nn::conv2d(cx, cw, std::nullopt, 1, 1).realize(); }});
-  work.push_back({"conv_fwdbwd", 0, 3 * conv_flops, 0.9, 0.5, [&] {
-                    Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
-                    auto g = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1)}, {x, w}, {cg});
-                    realize_all(g);
-                  }});
+  // Each row also in channels_last (inputs, weights and upstream gradients stored N, H, W, C).
+  for (bool cl : {false, true}) {
+    const std::string suffix = cl ? "_cl" : "";
+    work.push_back({"conv_fwd" + suffix, 0, conv_flops, 0.9, 0.5,
+                    [&, cl] { nn::conv2d(cl ? cxl : cx, cl ? cwl : cw, std::nullopt, 1, 1).realize(); }});
+    work.push_back({"conv_fwdbwd" + suffix, 0, 3 * conv_flops, 0.9, 0.5, [&, cl] {
+                      Tensor xg = (cl ? cxl : cx).detach().requires_grad_(true),
+                             wg = (cl ? cwl : cw).detach().requires_grad_(true);
+                      auto grads = autograd::grad({nn::conv2d(xg, wg, std::nullopt, 1, 1)}, {xg, wg}, {cl ? cgl : cg});
+                      realize_all(grads);
+                    }});
+    // Training-mode BatchNorm of (64, 64, 32, 32) and its input's, weight's and bias's gradients: x and the
+    // upstream gradient read, the input's gradient written.
+    work.push_back({"bn_fwdbwd" + suffix, 3 * mib_bn, 0, 1, 0, [&, cl] {
+                      Tensor xg = (cl ? bxl : bnx).detach().requires_grad_(true),
+                             wg = bnw.detach().requires_grad_(true), bg = bnb.detach().requires_grad_(true);
+                      auto grads = autograd::grad({nn::batch_norm(xg, std::nullopt, std::nullopt, wg, bg, true)},
+                                                  {xg, wg, bg}, {cl ? bgl : bng});
+                      realize_all(grads);
+                    }});
+  }
 
   std::vector<std::string> names;
   for (auto &w : work)
@@ -170,6 +186,17 @@ int main(int argc, char **argv) {
   cx = Tensor::randn({64, 64, 16, 16}).realize();
   cw = Tensor::randn({256, 64, 3, 3}).realize();
   cg = Tensor::randn({64, 256, 16, 16}).realize();
+  bnx = Tensor::randn({64, 64, 32, 32}).realize();
+  bng = Tensor::randn({64, 64, 32, 32}).realize();
+  bnw = Tensor::rand({64}).realize();
+  bnb = Tensor::randn({64}).realize();
+  // The same values stored channels_last.
+  const auto channels_last = [](const Tensor &t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}).realize(); };
+  cxl = channels_last(cx);
+  cwl = channels_last(cw);
+  cgl = channels_last(cg);
+  bxl = channels_last(bnx);
+  bgl = channels_last(bng);
   for (int64_t m : {512, 1024, 2048})
     if (want("matmul" + std::to_string(m))) mats[m] = {Tensor::randn({m, m}).realize(), Tensor::randn({m, m}).realize()};
   for (auto &w : work) {
@@ -201,10 +228,11 @@ int main(int argc, char **argv) {
     }
     rows.push_back(r);
   }
-  a = b = c = sq = cx = cw = cg = Tensor();
+  a = b = c = sq = cx = cw = cg = cxl = cwl = cgl = bnx = bng = bxl = bgl = bnw = bnb = Tensor();
   mats.clear();
   for (int64_t batch : {64, 256})
-    if (want("hlb" + std::to_string(batch))) rows.push_back(hlb_row(batch, runs, threads));
+    for (bool cl : {false, true})
+      if (want("hlb" + std::to_string(batch) + (cl ? "_cl" : ""))) rows.push_back(hlb_row(batch, cl, runs, threads));
   if (want("index")) {
     std::map<std::string, double> t;
     for (auto &o : reference::time_torch_ops(runs, threads)) t[o.name] = o.ms;

@@ -39,6 +39,19 @@ std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<
     const int64_t n = int64_t{1} << 24;
     const at::Tensor a = at::randn({n}), b = at::randn({n}), c = at::randn({n}), sq = at::randn({4096, 4096});
     const at::Tensor cx = at::randn({64, 64, 16, 16}), cw = at::randn({256, 64, 3, 3}), cg = at::randn({64, 256, 16, 16});
+    const at::Tensor bx = at::randn({64, 64, 32, 32}), bg = at::randn({64, 64, 32, 32}), bw = at::rand({64}),
+                     bb = at::randn({64});
+    const auto cl = [](const at::Tensor &t) { return t.contiguous(at::MemoryFormat::ChannelsLast); };
+    const at::Tensor cxl = cl(cx), cwl = cl(cw), cgl = cl(cg), bxl = cl(bx), bgl = cl(bg);
+    const auto conv_fwdbwd = [](const at::Tensor &x0, const at::Tensor &w0, const at::Tensor &g) {
+      const at::Tensor x = x0.detach().requires_grad_(true), w = w0.detach().requires_grad_(true);
+      (void)torch::autograd::grad({at::conv2d(x, w, {}, 1, 1)}, {x, w}, {g});
+    };
+    const auto bn_fwdbwd = [&](const at::Tensor &x0, const at::Tensor &g) {
+      const at::Tensor x = x0.detach().requires_grad_(true), w = bw.detach().requires_grad_(true),
+                       b = bb.detach().requires_grad_(true);
+      (void)torch::autograd::grad({at::batch_norm(x, w, b, {}, {}, true, 0.1, 1e-5, false)}, {x, w, b}, {g});
+    };
     std::map<int64_t, std::pair<at::Tensor, at::Tensor>> mats;
     for (int64_t m : {512, 1024, 2048}) mats[m] = {at::randn({m, m}), at::randn({m, m})};
     const std::map<std::string, std::function<void()>> work{
@@ -52,10 +65,11 @@ std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<
         {"matmul1024", [&] { (void)at::matmul(mats[1024].first, mats[1024].second); }},
         {"matmul2048", [&] { (void)at::matmul(mats[2048].first, mats[2048].second); }},
         {"conv_fwd", [&] { (void)at::conv2d(cx, cw, {}, 1, 1); }},
-        {"conv_fwdbwd", [&] {
-           const at::Tensor x = cx.detach().requires_grad_(true), w = cw.detach().requires_grad_(true);
-           (void)torch::autograd::grad({at::conv2d(x, w, {}, 1, 1)}, {x, w}, {cg});
-         }},
+        {"conv_fwdbwd", [&] { conv_fwdbwd(cx, cw, cg); }},
+        {"conv_fwd_cl", [&] { (void)at::conv2d(cxl, cwl, {}, 1, 1); }},
+        {"conv_fwdbwd_cl", [&] { conv_fwdbwd(cxl, cwl, cgl); }},
+        {"bn_fwdbwd", [&] { bn_fwdbwd(bx, bg); }},
+        {"bn_fwdbwd_cl", [&] { bn_fwdbwd(bxl, bgl); }},
     };
     std::vector<OpTiming> out;
     for (const std::string &name : names)

@@ -28,7 +28,9 @@ HlbResult train_hlb(const HlbSpec &spec) {
         running.push_back(at::zeros({w}));
         running.push_back(at::ones({w}));
       }
-    const at::Tensor x = to_torch(spec.x), y = to_torch(spec.y);
+    const at::Tensor x = spec.channels_last ? to_torch(spec.x).contiguous(at::MemoryFormat::ChannelsLast)
+                                            : to_torch(spec.x),
+                     y = to_torch(spec.y);
     HlbResult res;
     for (int step = 0; step < spec.steps; ++step) {
       const auto t0 = std::chrono::steady_clock::now();

@@ -51,6 +51,9 @@ std::vector<OpTiming> time_torch_ops(int runs, int threads);
 //   "conv_fwd"    conv2d(x (64,64,16,16), w (256,64,3,3), padding 1)
 //   "conv_fwdbwd" the same, then the gradients for x and w of its output
 //                 against a random upstream gradient (64, 256, 16, 16)
+//   "bn_fwdbwd"   training-mode batch_norm of x (64,64,32,32) with weight and bias, then the
+//                 gradients for all three against a random upstream gradient
+//   "conv_fwd_cl", "conv_fwdbwd_cl", "bn_fwdbwd_cl"   the same, every 4-d tensor channels_last
 // Unknown names are skipped.
 std::vector<OpTiming> time_torch_table(int runs, int threads, const std::vector<std::string> &names);
 

@@ -14,6 +14,7 @@ struct HlbSpec {
   HostTensor x, y;                 // (N, 3, 32, 32) float32, (N,) int64
   int steps = 1;
   int threads = 0;  // libtorch's intra-op threads (0: leave as is)
+  bool channels_last = false;  // x given to the net in channels_last (torch then keeps it through the net)
 };
 struct HlbResult {
   std::vector<double> losses, step_ms;  // per step
