@@ -305,21 +305,20 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   // (N, g, 1, C/g, Ho, Wo, kh, kw) * (1, g, O/g, C/g, 1, 1, kh, kw), summed over C/g, kh, kw.
   Tensor xs = win.reshape({n, groups, 1, cg, oh, ow, k.h, k.w});
   Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
-  // torch lays the result out channels_last where the input or the weight
-  // suggests it: the sum then runs over (N, Ho, Wo, g, O/g, ...) and is viewed
-  // back; else row-major. The bias and the cast follow that layout.
-  const bool channels_last = keeps_channels_last(x) || keeps_channels_last(weight);
   Tensor r;
   {
     tensor::RowMajorScope scope;
-    Tensor prod = xs.mul(ws);
-    r = channels_last
-            ? prod.permute({0, 4, 5, 1, 2, 3, 6, 7}).sum({5, 6, 7}).reshape({n, oh, ow, o}).permute({0, 3, 1, 2})
-            : prod.sum({3, 6, 7}).reshape({n, o, oh, ow});
+    r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
+    if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
+    r = r.cast(dt);
   }
-  if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
+  // torch lays the result out channels_last where the input or the weight
+  // suggests it: computed as (O, N * Ho * Wo) products, as the row-major
+  // result (the GEMM's faster orientation here), then stored so.
+  if (keeps_channels_last(x) || keeps_channels_last(weight))
+    r = tensor::laid_out(r, {0, 2, 3, 1}, "ConvolutionBackward0");
   // torch's node saves the input and the weight.
-  return autograd::saves_inputs(unbatched_like(r.cast(dt), input), {input, weight}, "ConvolutionBackward0");
+  return autograd::saves_inputs(unbatched_like(r, input), {input, weight}, "ConvolutionBackward0");
 }
 
 Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> stride, Pair2 padding, Pair2 dilation,

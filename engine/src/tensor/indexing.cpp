@@ -213,10 +213,9 @@ Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
   const Tensor picks = mask_positions(mask, "index");
   Tensor r = flat.index_select(d, picks);
   Dims x_dims;  // torch's layout: x's dims around the mask's, which become one batch dim
-  for (int64_t i = 0; i < x.ndim(); i++)
-    if (i == d) x_dims.push_back(-1);
-    else if (i < d || i >= d + k) x_dims.push_back(i);
-  if (k == 0) x_dims.insert(x_dims.begin() + d, -1);
+  for (int64_t i = 0; i < d; i++) x_dims.push_back(i);
+  x_dims.push_back(-1);
+  for (int64_t i = d + k; i < x.ndim(); i++) x_dims.push_back(i);
   // torch's mask coordinates: a column of nonzero()'s (n, k) result.
   const IndexLayout column{picks.shape(), {std::max<int64_t>(k, 1)}};
   return laid_out(r, index_result_order(x, x_dims, {column}, r.shape()), "IndexBackward0");
