@@ -251,11 +251,11 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   if (step > 0) {
     first = start ? norm(*start, 0, n) : 0;
     int64_t e = stop ? norm(*stop, 0, n) : n;
-    count = e > first ? (e - first + k - 1) / k : 0;
+    count = e > first ? (e - first - 1) / k + 1 : 0;  // ceil((e - first) / k), no sum past int64
   } else {
     // Python semantics: start defaults to the end, stop to before the front.
     int64_t s = start ? norm(*start, -1, n - 1) : n - 1, e = stop ? norm(*stop, -1, n - 1) : -1;
-    count = s > e ? (s - e + k - 1) / k : 0;
+    count = s > e ? (s - e - 1) / k + 1 : 0;
     first = n - 1 - s;  // the same elements, read forward from the flipped dim
   }
   if (count == 0) {
