@@ -169,12 +169,6 @@ Tensor flattened(const Tensor &x, const Plan &p) {
   return x.permute(p.perm).reshape(s);
 }
 
-Dims inverse(const Dims &perm) {
-  Dims inv(perm.size());
-  for (size_t i = 0; i < perm.size(); i++) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-  return inv;
-}
-
 }  // namespace
 
 Tensor Tensor::index(const std::vector<std::optional<Tensor>> &indices) const {
@@ -210,7 +204,7 @@ Tensor Tensor::index_put(const std::vector<std::optional<Tensor>> &indices, cons
   const int64_t n = p.flat.numel();
   Shape rows{n};
   rows.insert(rows.end(), p.rest.begin(), p.rest.end());
-  const Tensor src = values.expand(p.result).permute(inverse(p.to_result)).reshape(rows);
+  const Tensor src = values.expand(p.result).permute(inverse_permutation(p.to_result)).reshape(rows);
   Shape column(rows.size(), 1);
   column[0] = n;
   const Tensor at = p.flat.reshape(column).expand(rows);
@@ -218,7 +212,7 @@ Tensor Tensor::index_put(const std::vector<std::optional<Tensor>> &indices, cons
   Tensor out = accumulate ? x.scatter_add(0, at, src) : x.scatter(0, at, src);
   Shape permuted;
   for (int64_t d : p.perm) permuted.push_back(shape()[static_cast<size_t>(d)]);
-  out = out.reshape(permuted).permute(inverse(p.perm));
+  out = out.reshape(permuted).permute(inverse_permutation(p.perm));
   // torch's result is a clone of x, written into.
   return autograd::saves_inputs(laid_out(out, clone_order(*this), "IndexPutBackward0"), p.given, "IndexPutBackward0");
 }

@@ -180,6 +180,12 @@ Dims index_result_order(const Tensor &x, const Dims &x_dims, const std::vector<I
   return iterator_order(ops, result);
 }
 
+Dims inverse_permutation(const Dims &perm) {
+  Dims inv(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inv;
+}
+
 RowMajorScope::RowMajorScope() { ++t_row_major_scopes; }
 bool RowMajorScope::active() { return t_row_major_scopes > 0; }
 RowMajorScope::~RowMajorScope() { --t_row_major_scopes; }
@@ -225,9 +231,7 @@ UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_oper
   std::vector<UOpRef> src;
   for (const UOpRef &s : u->src) src.push_back(uop::view(s, uop::tracker_of(s).permute(order)));
   const UOpRef inner = u->with_src(std::move(src));
-  std::vector<int64_t> inverse(order.size());
-  for (size_t i = 0; i < order.size(); i++) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-  return uop::view(inner, uop::tracker_of(inner).permute(inverse));
+  return uop::view(inner, uop::tracker_of(inner).permute(inverse_permutation(order)));
 }
 
 }  // namespace loom::tensor

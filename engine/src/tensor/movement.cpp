@@ -25,15 +25,9 @@ Dims tensor::clone_order(const Tensor &t) {
 }
 
 Tensor tensor::copy_with_layout(const Tensor &value, const Dims &order) {
-  Dims inverse(order.size());
-  bool identity = true;
-  for (size_t i = 0; i < order.size(); i++) {
-    inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
-    identity &= order[i] == static_cast<int64_t>(i);
-  }
-  if (identity) return make_tensor(copy_point(value.uop()));
+  if (std::is_sorted(order.begin(), order.end())) return make_tensor(copy_point(value.uop()));  // row-major
   const UOpRef copied = copy_point(uop::view(value.uop(), tracker_of(value.uop()).permute(order)));
-  return make_tensor(uop::view(copied, tracker_of(copied).permute(inverse)));
+  return make_tensor(uop::view(copied, tracker_of(copied).permute(inverse_permutation(order))));
 }
 
 Tensor tensor::laid_out(const Tensor &r, const Dims &order, const char *name) {
@@ -128,8 +122,7 @@ Tensor Tensor::permute(const Dims &order) const {
     if (seen[o[i]]) throw Error("permute: dims " + dims_str(order) + " repeat dim " + std::to_string(o[i]));
     seen[o[i]] = true;
   }
-  Dims inverse(o.size());
-  for (size_t i = 0; i < o.size(); i++) inverse[o[i]] = static_cast<int64_t>(i);
+  const Dims inverse = inverse_permutation(o);
   return autograd::record("PermuteBackward", {*this}, with_tracker(*this, tracker_of(uop()).permute(o)),
                           [inverse](const Tensor &g, const Tensor &) { return Grads{g.permute(inverse)}; },
                           [o](const Tensor &t) { return t.permute(o); });

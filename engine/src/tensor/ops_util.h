@@ -63,6 +63,8 @@ struct IndexLayout {
 // with the result's other dims as size-1 dims, broadcast).
 Dims index_result_order(const Tensor &x, const Dims &x_dims, const std::vector<IndexLayout> &indices,
                         const Shape &result);
+// The permutation that undoes `perm`: t.permute(perm).permute(inverse_permutation(perm)) is t.
+Dims inverse_permutation(const Dims &perm);
 // The dim order (outermost first) of torch's clone() of t: t's stride order
 // where t is one plain view, else row-major.
 Dims clone_order(const Tensor &t);

@@ -78,8 +78,7 @@ std::pair<Tensor, Tensor> sorted(const Tensor &t, int64_t dim, bool descending, 
     Tensor idx = sort_indices(t, d, descending);
     return {t.gather(d, idx), idx};
   }
-  Dims inverse(order.size());
-  for (size_t i = 0; i < order.size(); i++) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  const Dims inverse = inverse_permutation(order);
   // Sorted in the permuted order (the sort's and the gather's results are
   // stored row-major there) and viewed back.
   const Tensor tp = t.permute(order);
