@@ -34,6 +34,9 @@ TEST(ErrorsNN, Conv2dChecksChannelsRanksAndSizes) {
   expect_error([] { nn::conv2d(f32({5, 5}), f32({4, 3, 3, 3})).to_host(); }, {"(5, 5)"});
   expect_error([] { nn::conv2d(f32({1, 3, 5, 5}), f32({4, 3, 3})).to_host(); }, {"(4, 3, 3)"});
   expect_error([] { nn::conv2d(f32({1, 3, 2, 2}), f32({4, 3, 3, 3})).to_host(); }, {"Kernel size", "2 x 2"});
+  // A kernel dim of size 0 with a huge dilation: the output length would pass int64.
+  expect_error([] { nn::conv2d(f32({1, 3, 8, 8}), f32({4, 3, 0, 3}), std::nullopt, 1, 0, {INT64_MAX, 1}).to_host(); },
+               {"conv2d", "overflows int64"});
   expect_error([] { nn::conv2d(f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), f32({3})).to_host(); }, {"bias", "(3,)"});
   expect_error([] { nn::conv2d(f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), std::nullopt, 2, "same").to_host(); },
                {"same", "strided"});

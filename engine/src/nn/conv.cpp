@@ -294,6 +294,10 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
     throw Error("conv2d: Calculated padded input size per channel: (" + std::to_string(hp) + " x " +
                 std::to_string(wp) + "). Kernel size: (" + std::to_string(eh) + " x " + std::to_string(ew) +
                 "). Kernel size can't be greater than actual input size");
+  // A kernel dim of size 0 with a huge dilation spans a negative extent: the
+  // output length, (padded - extent) / stride + 1, must still fit in int64.
+  checked_add(hp, -eh, op);
+  checked_add(wp, -ew, op);
   const DType dt = input.dtype();
   // torch's integer kernels: slow_conv2d takes every integer type, its dilated
   // path only int64; an input without batch or channels runs neither.
