@@ -128,7 +128,10 @@ int write_coverage_report() {
           << grad_pass << " pass, " << grad_fail << " fail, " << grad_gap << " gap, " << grad_none << " n/a";
   if (!missing.empty()) summary << "; " << missing.size() << " ops without sweep results";
   const auto strided = std::count_if(op_table().begin(), op_table().end(), [](const OpEntry &e) { return e.strides; });
-  summary << "; result strides compared with torch's for " << strided << " ops";
+  const auto differentiable =
+      std::count_if(op_table().begin(), op_table().end(), [](const OpEntry &e) { return bool(e.backward); });
+  summary << "; result strides compared with torch's for " << strided << " ops, .grad strides for "
+          << differentiable;
 
   const std::string path = std::string(LOOM_CONFORMANCE_BINARY_DIR) + "/coverage.md";
   std::ofstream md(path);
@@ -143,8 +146,10 @@ int write_coverage_report() {
         "input torch rejects (a dtype outside the entry included), or it raised something other than a "
         "loom::Error. Creation ops have no input layout and fill one cell per dtype. A second mark after the "
         "slash is the backward case: where the entry is differentiable and the dtype is a floating one inside "
-        "it, the gradient of sum(out * w) for a random w against torch.autograd.grad with every floating input "
-        "in that layout (`pass` / `**FAIL**`); elsewhere torch is asked whether it gives a gradient: `n/a` "
+        "it, the gradient of sum(out * w) for a random w against the .grad torch's backward() leaves in every "
+        "floating input in that layout, its values and its strides (AccumulateGrad's layout contract; not for "
+        "a negative-stride layout, nor where torch's half backward ran on float32 copies) (`pass` / "
+        "`**FAIL**`); elsewhere torch is asked whether it gives a gradient: `n/a` "
         "only where it gives none (no floating input, an output torch does not differentiate, or torch "
         "rejects the input), `**GAP**` (a failure) where it does. The forward and backward columns sum up "
         "each row; the summary line counts failures and gaps separately. For the ops whose entry compares "

@@ -1,5 +1,6 @@
 // Backward cases: the engine's autograd against torch.autograd.grad, and a
 // float64 finite-difference check that needs no reference at all.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -75,7 +76,6 @@ CaseResult run_grad_case(const CaseSpec &spec) {
 
   std::vector<Tensor> leaves;
   std::vector<size_t> leaf_of;
-  std::vector<Tensor> grads;
   try {
     std::vector<Tensor> ts = engine_leaves(c);
     for (size_t i = 0; i < ts.size(); ++i)
@@ -87,24 +87,27 @@ CaseResult run_grad_case(const CaseSpec &spec) {
       r.summary = "not differentiable in torch either";
       return r;
     }
-    Tensor loss = out.mul(Tensor::from_host(w)).sum();
-    grads = autograd::grad({loss}, leaves, {}, /*allow_unused=*/true);
+    out.mul(Tensor::from_host(w)).sum().backward();
   } catch (const std::exception &e) {
     return failed(header, std::string("the engine's backward threw: ") + e.what());
   }
+  // Torch has no negative strides: its leaf for a negative layout is a
+  // flipped copy, whose .grad's strides are not the view's.
+  const bool negative = std::any_of(spec.layouts.begin(), spec.layouts.end(), [](Layout l) { return l == Layout::Negative; });
   for (size_t k = 0; k < leaves.size(); ++k) {
     const size_t i = leaf_of[k];
+    const std::optional<Tensor> grad = leaves[k].grad();
     HostTensor got;
     try {
-      got = grads[k].to_host();
+      // No .grad: no path led to the leaf, a zero gradient (as torch's missing one is).
+      got = grad ? grad->to_host() : HostTensor::contiguous(leaves[k].dtype(), leaves[k].shape());
     } catch (const std::exception &e) {
       return failed(header, "realizing the gradient of input " + std::to_string(i) + " threw: " + e.what());
     }
-    // No path in torch means a zero gradient.
-    const HostTensor expect = ref.grads[i] ? *ref.grads[i] : [&] {
-      HostTensor z = HostTensor::contiguous(got.dtype, c.views[i].shape);
-      return z;
-    }();
+    const HostTensor expect = ref.grads[i] ? *ref.grads[i] : HostTensor::contiguous(got.dtype, c.views[i].shape);
+    if (grad && ref.grad_strides.at(i) && !negative)
+      if (auto bad = compare_strides(got.shape, grad->strides(), *ref.grad_strides[i]))
+        return failed(header, ".grad of input " + std::to_string(i) + ": " + *bad);
     Tolerance tol = tolerance_for(op, expect, c.views, c.attrs);
     tol.rtol *= op.grad_tol_scale;
     tol.atol *= op.grad_tol_scale;

@@ -1,5 +1,4 @@
-// The gradient oracle: torch::autograd::grad over the same op map as run().
-#include <torch/csrc/autograd/autograd.h>
+// The gradient oracle: torch's backward() over the same op map as run().
 
 #include "torch_ops.h"
 
@@ -35,9 +34,17 @@ GradResult grad_once(const std::string &op, const std::vector<ChainInput> &input
     if (leaves.empty() || !out.requires_grad()) return r;
     const at::Tensor w = to_torch(weight).to(out.scalar_type());
     const at::Tensor loss = (out * w).sum();
-    const auto grads = torch::autograd::grad({loss}, leaves, {}, false, false, /*allow_unused=*/true);
-    for (size_t k = 0; k < leaves.size(); ++k)
-      if (grads[k].defined()) r.grads[leaf_of[k]] = from_torch(grads[k].to(dtypes[leaf_of[k]]));
+    // backward() and the leaves' .grad, laid out by AccumulateGrad's contract
+    // (the upcast leaves are float32 copies: their gradients' strides are not
+    // the half leaves').
+    r.grad_strides.resize(inputs.size());
+    loss.backward();
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      const at::Tensor g = leaves[k].grad();
+      if (!g.defined()) continue;
+      r.grads[leaf_of[k]] = from_torch(g.to(dtypes[leaf_of[k]]));
+      if (!upcast) r.grad_strides[leaf_of[k]] = g.strides().vec();
+    }
     return r;
 }
 

@@ -41,12 +41,10 @@ struct ChainInput {
 struct GradResult {
   HostTensor out;  // float32 where the half retry ran
   std::vector<std::optional<HostTensor>> grads;  // per input; nullopt: not floating, or no path to it
+  // per input: the strides of torch's .grad; nullopt where there is none, or
+  // the half retry ran (its leaves are float32 copies)
+  std::vector<std::optional<std::vector<int64_t>>> grad_strides;
 };
-// torch.autograd.grad of sum(op(inputs) * weight) with respect to every
-// floating-point input, each a leaf with the view's exact geometry (so
-// as_strided addresses the storage it would in torch). Where torch lacks a
-// float16/bfloat16 kernel the op runs in float32 between casts, which autograd
-// differentiates too. `weight` has the output's shape.
 // The training check's libtorch side: a small conv net
 //   conv2d(3x3, padding 1, bias) -> batch_norm (training, affine) -> gelu ->
 //   max_pool2d(2) -> flatten -> linear -> cross_entropy(label_smoothing)
@@ -74,6 +72,11 @@ struct InPlaceResult {
 };
 InPlaceResult run_inplace_case(const InPlaceCase &c);
 
+// The .grad that backward() of sum(op(inputs) * weight) leaves in every
+// floating-point input, each a leaf with the view's exact geometry (so
+// as_strided addresses the storage it would in torch). Where torch lacks a
+// float16/bfloat16 kernel the op runs in float32 between casts, which autograd
+// differentiates too. `weight` has the output's shape.
 GradResult run_backward(const std::string &op, const std::vector<ChainInput> &inputs, const Attrs &attrs,
                         const HostTensor &weight);
 

@@ -133,3 +133,52 @@ def test_elementwise_results_keep_torchs_layout(name):
     flat_l[0] = 1000
     flat_t[0] = 1000
     assert_same(got, want)
+
+
+def strides_over_sizes_above_one(t):
+    """The strides that place elements (none, for a tensor without any)."""
+    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1 and t.numel() > 0)
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_grad_follows_accumulate_grads_layout_contract_as_torch(name):
+    # A leaf's first .grad has the leaf's strides where it is dense, else it
+    # is contiguous, whatever layout its backward produced; a later backward
+    # adds into it in place, keeping its layout.
+    a = np.linspace(-2, 2, 2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    lx, tx = both(a)
+    leaves = [VIEWS[name](x, m).detach().requires_grad_() for x, m in ((lx, loom), (tx, torch))]
+    for step, loss in enumerate((lambda v: (v.sigmoid() * 3).sum(),
+                                 lambda v: (v.flatten().flip(0) * v.reshape(-1)).sum())):
+        for v in leaves:
+            loss(v).backward()
+        got, want = leaves[0].grad, leaves[1].grad
+        assert_same(got, want, rtol=1e-5, atol=1e-5)
+        assert strides_over_sizes_above_one(got) == strides_over_sizes_above_one(want), step
+
+
+def test_an_assigned_grad_keeps_its_layout_as_backward_adds_into_it():
+    a = np.linspace(-1, 1, 2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    lx, tx = both(a)
+    results = []
+    for x, m in ((lx, loom), (tx, torch)):
+        p = x.detach().requires_grad_()
+        p.grad = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2) * 0
+        (p * p).sum().backward()
+        results.append(p.grad)
+    assert_same(results[0], results[1])
+    assert results[0].stride() == results[1].stride()
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "permute"])
+def test_a_retained_grad_is_a_contiguous_clone_as_torchs(layout):
+    a = np.linspace(-1, 1, 2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    results = []
+    for x, m in zip(both(a), (loom, torch)):
+        y = VIEWS[layout](x.requires_grad_(), m) * 2
+        y.retain_grad()
+        for _ in range(2):
+            (y.sigmoid() * 3).sum().backward(retain_graph=True)
+        results.append(y.grad)
+    assert_same(results[0], results[1], rtol=1e-5, atol=1e-5)
+    assert results[0].stride() == results[1].stride()

@@ -339,6 +339,19 @@ Tensor Tensor::detach() const {
   return TensorImpl::wrap(impl);
 }
 
+namespace {
+// The dim order of a first .grad: torch's AccumulateGrad gives a leaf the
+// leaf's strides where it is non-overlapping and dense, else row-major; a
+// retained non-leaf's gradient is cloned row-major.
+Dims first_grad_order(const Tensor &t, bool leaf) {
+  const std::vector<int64_t> strides = t.strides();
+  if (leaf && tensor::non_overlapping_and_dense(strides, t.shape())) return tensor::iterator_order({strides}, t.shape());
+  Dims order(static_cast<size_t>(t.ndim()));
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  return order;
+}
+}  // namespace
+
 void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   std::vector<Tensor> gos;
   if (gradient) gos.push_back(*gradient);
@@ -347,21 +360,23 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   std::vector<TensorImpl *> leaves;
   std::vector<UOpRef> values;
   NoGradGuard guard;
-  auto keep = [&](TensorImpl *impl, const Tensor &g) {
-    // torch's AccumulateGrad: a first gradient of a contiguous tensor is
-    // contiguous (a transposed weight's gradient is a permuted view here).
-    const Tensor param = TensorImpl::wrap(std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>{}, impl));
-    Tensor acc = impl->grad                                  ? TensorImpl::wrap(impl->grad).add(g)
-                 : param.contiguous().uop() == param.uop() ? g.contiguous()  // the parameter is contiguous
-                                                            : g;
+  auto keep = [&](TensorImpl *impl, const Tensor &g, bool leaf) {
     leaves.push_back(impl);
+    Tensor acc;
+    if (!impl->grad) {
+      const Tensor t = TensorImpl::wrap(std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>{}, impl));
+      acc = tensor::stored_as(g, first_grad_order(t, leaf));
+    } else {  // a leaf's adds in place (keeping its layout), a retained one's out of place
+      const Tensor before = TensorImpl::wrap(impl->grad);
+      acc = leaf ? tensor::stored_as(before.add(g), tensor::clone_order(before)) : before.add(g);
+    }
     values.push_back(acc.uop());
   };
   for (auto &[edge, g] : grads.items) {
-    if (edge.leaf) keep(edge.leaf.get(), g);
+    if (edge.leaf) keep(edge.leaf.get(), g, true);
     else
       for (const auto &r : edge.fn->retained)
-        if (auto impl = r.lock(); impl && impl->grad_fn == edge.fn) keep(impl.get(), g);
+        if (auto impl = r.lock(); impl && impl->grad_fn == edge.fn) keep(impl.get(), g, false);
   }
   // The output itself is realized with the gradients, as torch computed it in the forward: a
   // later item() of the loss reads its buffer instead of scheduling its reduction again.

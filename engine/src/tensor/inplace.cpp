@@ -139,15 +139,7 @@ std::optional<shape::View> dense_storage_view(const TensorImpl &t, const TensorI
     if (!st.single_plain()) return std::nullopt;
     v = st.views[0];
   }
-  std::vector<size_t> order;
-  for (size_t d = 0; d < v.shape.size(); d++)
-    if (v.shape[d] > 1) order.push_back(d);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v.strides[a] < v.strides[b]; });
-  int64_t want = 1;
-  for (size_t d : order) {
-    if (v.strides[d] != want) return std::nullopt;
-    want *= v.shape[d];
-  }
+  if (!non_overlapping_and_dense(v.strides, v.shape)) return std::nullopt;
   return v;
 }
 

@@ -41,21 +41,6 @@ bool contiguous(const Strides &s, const Shape &shape) {
   return true;
 }
 
-// torch's is_non_overlapping_and_dense: the dims of more than one element,
-// by stride, each stride the product of the sizes below it.
-bool non_overlapping_and_dense(const Strides &s, const Shape &shape) {
-  std::vector<size_t> dims;
-  for (size_t d = 0; d < shape.size(); d++)
-    if (shape[d] > 1) dims.push_back(d);
-  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return s[a] < s[b]; });
-  int64_t want = 1;
-  for (size_t d : dims) {
-    if (s[d] != want) return false;
-    want *= shape[d];
-  }
-  return true;
-}
-
 // The strides an operand has once converted to the op's dtype (torch's
 // .to(): its own when non-overlapping and dense, else dense in the order
 // that sorts them, infer_dense_strides).
@@ -90,6 +75,20 @@ Strides aligned(const UOpRef &operand, const Shape &out) {
 thread_local int t_row_major_scopes = 0;
 
 }  // namespace
+
+bool non_overlapping_and_dense(const Strides &s, const Shape &shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;  // contiguous, as torch has it
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < shape.size(); d++)
+    if (shape[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return s[a] < s[b]; });
+  int64_t want = 1;
+  for (size_t d : dims) {
+    if (s[d] != want) return false;
+    want *= shape[d];
+  }
+  return true;
+}
 
 Dims iterator_order(const std::vector<Strides> &ops, const Shape &shape) {
   const int n = static_cast<int>(shape.size());

@@ -30,20 +30,24 @@ Tensor tensor::copy_with_layout(const Tensor &value, const Dims &order) {
   return make_tensor(uop::view(copied, tracker_of(copied).permute(inverse_permutation(order))));
 }
 
-Tensor tensor::laid_out(const Tensor &r, const Dims &order, const char *name) {
-  if (!TensorImpl::of(r)->view_base) {
-    const std::vector<int64_t> strides = r.strides();
-    int64_t want = 1;
-    bool dense = true;
-    for (size_t i = order.size(); i-- > 0;) {
-      const size_t d = static_cast<size_t>(order[i]);
-      if (r.shape()[d] == 1) continue;
-      dense &= strides[d] == want;
-      want *= r.shape()[d];
-    }
-    if (dense) return r;
+bool tensor::strides_in_order(const Tensor &r, const Dims &order) {
+  const std::vector<int64_t> strides = r.strides();
+  int64_t want = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    const size_t d = static_cast<size_t>(order[i]);
+    if (r.shape()[d] == 1) continue;
+    if (strides[d] != want) return false;
+    want *= r.shape()[d];
   }
-  return autograd::own_tensor(r, name, &order);
+  return true;
+}
+
+Tensor tensor::stored_as(const Tensor &r, const Dims &order) {
+  return strides_in_order(r, order) ? r : copy_with_layout(r, order);
+}
+
+Tensor tensor::laid_out(const Tensor &r, const Dims &order, const char *name) {
+  return !TensorImpl::of(r)->view_base && strides_in_order(r, order) ? r : autograd::own_tensor(r, name, &order);
 }
 
 namespace {

@@ -71,9 +71,19 @@ Dims clone_order(const Tensor &t);
 // value's value as a node of its own (no autograd record), stored in the dim
 // order `order` (outermost first) and viewed back.
 Tensor copy_with_layout(const Tensor &value, const Dims &order);
+// r's strides() are dense in the dim order `order` (outermost first) over
+// its dims of more than one element.
+bool strides_in_order(const Tensor &r, const Dims &order);
+// A value to store in that order: r itself where strides_in_order (a view
+// too), else copy_with_layout (no autograd record).
+Tensor stored_as(const Tensor &r, const Dims &order);
 // r stored in the dim order `order`: r itself where it is a tensor of its own
 // already laid out so, else a copy laid out so, with an identity node `name`.
 Tensor laid_out(const Tensor &r, const Dims &order, const char *name);
+// torch's is_non_overlapping_and_dense: no elements, or the dims of more
+// than one element, sorted by stride, each stride the product of the sizes
+// below it.
+bool non_overlapping_and_dense(const std::vector<int64_t> &strides, const Shape &shape);
 // u's value as a node the scheduler stores row-major on its own: u itself when
 // it is a whole buffer or a CONTIGUOUS node, halves widened to float32 as the
 // widening of their row-major node, else a new CONTIGUOUS node. (Not torch's
