@@ -132,17 +132,23 @@ View View::shrink(const Mask &bounds) const {
   int64_t off = offset;
   std::optional<Mask> m;
   if (mask) m.emplace(shape.size());
+  bool overflow = false;
   for (size_t d = 0; d < shape.size(); d++) {
     auto [b, e] = bounds[d];
     s[d] = e - b;
-    off += b * strides[d];
+    int64_t shift = 0;
+    overflow |= __builtin_mul_overflow(b, strides[d], &shift) || __builtin_add_overflow(off, shift, &off);
     if (mask) {
       auto [mb, me] = (*mask)[d];
       int64_t nb = std::clamp<int64_t>(mb - b, 0, s[d]), ne = std::clamp<int64_t>(me - b, 0, s[d]);
       (*m)[d] = {nb, std::max(nb, ne)};
     }
   }
-  return create(s, strides, off, m);
+  // A view without elements (create() zeroes its offset) may have strides
+  // past any buffer: a reshape of an empty tensor to huge dims.
+  if (overflow && std::find(s.begin(), s.end(), 0) == s.end())
+    throw Error("shrink: the view's offset passes the int64 range");
+  return create(s, strides, overflow ? 0 : off, m);
 }
 
 View View::flip(const std::vector<bool> &dims) const {

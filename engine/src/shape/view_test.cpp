@@ -44,5 +44,20 @@ TEST(View, PadThatMovesTheOffsetPastInt64Raises) {
   EXPECT_THROW(v.pad({{8, 0}, {0, 0}}), Error);
 }
 
+TEST(View, ShrinkOfAViewWithoutElementsIgnoresItsStrides) {
+  // An empty tensor reshaped to (0, n, n, n) has strides near n * n; a slice
+  // near the end of a dim of size n moves no offset.
+  const int64_t n = 36170086419038336;
+  View v = View::create({0, n}, Strides{n, n});
+  View p = v.shrink({{0, 0}, {n - 6, n - 4}});
+  EXPECT_EQ(p.shape, (Shape{0, 2}));
+  EXPECT_EQ(p.offset, 0);
+}
+
+TEST(View, ShrinkThatMovesTheOffsetPastInt64Raises) {
+  View v = View::create({4}, Strides{int64_t{1} << 62});
+  EXPECT_THROW(v.shrink({{3, 4}}), Error);
+}
+
 }  // namespace
 }  // namespace loom::shape
