@@ -405,39 +405,6 @@ const OpMap &ops() {
   return table;
 }
 
-// Torch 1.13 lacks many float16/bfloat16 CPU kernels. Computing in float32 and
-// rounding the result once is the exact answer loom aims for. An op torch
-// accepts with a half input beside a wider float one computes in the wider
-// type: it runs again on the half input cast up, which gives the same value,
-// and its backward then needs no half kernel either (pow's gradient takes the
-// log of its half base, a kernel torch 1.13 lacks).
-at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const Attrs &a, bool cast_up_mixed) {
-  std::optional<at::Tensor> direct;
-  try {
-    direct = f(in, a);
-  } catch (const c10::Error &e) {
-    if (!missing_half_kernel(e.what_without_backtrace())) throw;
-  }
-  std::optional<at::ScalarType> half;
-  bool wider_float = false;
-  TorchArgs up;
-  for (const at::Tensor &t : in) {
-    const at::ScalarType st = t.scalar_type();
-    if (st == at::kHalf || st == at::kBFloat16) {
-      half = half && *half != st ? at::kFloat : st;
-      up.push_back(t.to(at::kFloat));
-    } else {
-      wider_float |= st == at::kFloat || st == at::kDouble;
-      up.push_back(t);
-    }
-  }
-  if (direct && !(half && wider_float && cast_up_mixed)) return *direct;
-  at::Tensor r = f(up, a);
-  if (direct) return r.to(direct->scalar_type());  // a 0-d float beside a half tensor leaves the result half
-  if (half && !wider_float && r.scalar_type() == at::kFloat) r = r.to(*half);
-  return r;
-}
-
 }  // namespace
 
 std::string first_line(const std::string &s) { return s.substr(0, s.find('\n')); }

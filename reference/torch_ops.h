@@ -31,6 +31,10 @@ HostTensor from_torch(const at::Tensor &t);  // row-major copy
 at::Tensor run_torch(const std::string &op, const TorchArgs &in, const Attrs &a, bool cast_up_mixed_half = true);
 // Whether a torch error is one of torch 1.13's missing float16/bfloat16 CPU kernels.
 bool missing_half_kernel(const std::string &msg);
+// f on `in`, or, where torch lacks the half kernel (or `cast_up_mixed` and a
+// half input sits beside a wider float one), on the half inputs cast up to
+// float32, with the version checks of torch's own node (half_fallback.cpp).
+at::Tensor run_with_half_fallback(const TorchOp &f, const TorchArgs &in, const Attrs &a, bool cast_up_mixed);
 // to_torch(base) followed by the movement steps.
 at::Tensor chain(const HostTensor &base, const std::vector<ViewStep> &steps, at::Tensor *raw = nullptr);
 std::string first_line(const std::string &s);

@@ -112,3 +112,13 @@ def test_a_write_through_a_view_made_before_its_base_required_grad_raises_as_in_
         assert view.grad_fn is not None  # asking for the node regenerates it: the write is fine then
         view.add_(lib.ones(2, 2))
         view.sum().backward()
+
+
+def test_floor_divide_requires_grad_and_its_backward_raises_as_in_torch():
+    for lib in (torch, loom):
+        x = lib.tensor([3.5, -2.0, 7.0], requires_grad=True)
+        for y in (lib.floor_divide(x, 2.0), x // 2, lib.floor_divide(x.detach(), x)):
+            assert y.requires_grad and not y.is_leaf
+            with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+                y.sum().backward()
+        assert not lib.floor_divide(lib.tensor([7, 4]), 2).requires_grad

@@ -31,7 +31,9 @@ std::vector<UOpRef> lookup_realized(const std::vector<const UOpRef *> &order) {
 }  // namespace
 
 void remember_realized(const UOpRef &u, const UOpRef &buf_view) {
-  if (u == buf_view || u->op == Op::Buffer || u->op == Op::Const) return;
+  // A VIEW (the source of a copy point, stored row-major for the copy) keeps
+  // its own strides for the tensors holding it: its buffer is not its value.
+  if (u == buf_view || u->op == Op::Buffer || u->op == Op::Const || u->op == Op::View) return;
   std::lock_guard<std::mutex> l(realized_mu());
   u->realized = buf_view;
 }

@@ -211,11 +211,11 @@ Tensor &Tensor::assign(const Tensor &value) {
     // store into the existing buffer when nothing else still reads it.
     autograd::NoGradGuard no_grad;
     updated = write_into(old, v, shape::ShapeTracker::from_shape(shape()), Op::Sink);
-  } else if (v.uop()->op == Op::View && !tracker_of(v.uop()).contiguous()) {
+  } else {
     // A whole overwrite of an op's result: torch's storage stays the tensor's
-    // own, row-major; a broadcast, padded or flipped value would give it
-    // other strides (and contiguous() would copy).
-    updated = make_tensor(row_major(v.uop()));
+    // own, laid out as it was (a broadcast, padded or flipped value would
+    // give it other strides, and contiguous() would copy).
+    updated = stored_as(v, clone_order(old));
   }
   const bool tracked_base = replay ? impl_->differentiable_view && target->requires_grad : target->requires_grad;
   if (grad_mode && (v.requires_grad() || tracked_base)) {

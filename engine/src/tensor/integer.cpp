@@ -122,7 +122,12 @@ Tensor bitwise(const Tensor &a, const Tensor &b, Op op, const char *name, bool a
 Tensor Tensor::floor_divide(const Tensor &o) const {
   DType dt = result_type(*this, o);
   if (dt == DType::Bool) unsupported_dtype("floor_divide", dt);
-  if (is_float(dt)) return floating(*this, o, dt, float_floor_divide, "floor_divide");
+  if (is_float(dt))  // torch records a node whose backward raises
+    return autograd::apply(
+        "NotImplemented", {*this, o}, [&] { return floating(*this, o, dt, float_floor_divide, "floor_divide"); },
+        [](const Tensor &, const Tensor &) -> autograd::Grads {
+          throw Error("derivative for aten::floor_divide is not implemented");
+        });
   Division d = divide(*this, o, dt, "floor_divide");
   const UOpRef floored = alu(Op::Sub, d.q, const_tensor(1, dt, shape_of(d.q)));
   return iterated(uop::where(needs_floor_fix(d, dt), floored, d.q), *this, o, dt);

@@ -259,24 +259,25 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
     b[d] = {0, 0};
     return shrink(b);
   }
-  if (step > 0 && k == 1) {  // a run of elements: shrink's view, gradient and replay are the slice's
+  // A negative step reads the flipped dim forward: torch's x.flip(d) (a copy,
+  // which a write through the slice changes, not x) sliced with step -step.
+  if (step < 0) return flip({d}).slice(d, first, first + (count - 1) * k + 1, k);
+  if (k == 1) {  // a run of elements: shrink's view, gradient and replay are the slice's
     b[d] = {first, first + count};
     return shrink(b);
   }
   auto forward = [&] {
-    // A negative step reads the flipped dim forward (torch would flip, i.e. copy, first).
-    Tensor t = step > 0 ? *this : flip({d});
     b[d] = {first, first + (count - 1) * k + 1};
-    t = t.shrink(b);
+    Tensor t = shrink(b);
     if (k == 1) return t;
     std::vector<int64_t> steps(ndim(), 1);
     steps[d] = k;
     return with_tracker(t, tracker_of(t.uop()).step(steps));
   };
-  // The gradient lands on every k-th element from `first` (of the flipped dim for step < 0).
+  // The gradient lands on every k-th element from `first`.
   return autograd::apply(
       "SliceBackward", {*this}, forward,
-      [d, n, first, k, reversed = step < 0](const Tensor &g, const Tensor &) {
+      [d, n, first, k](const Tensor &g, const Tensor &) {
         Shape s = g.shape();
         s.insert(s.begin() + d + 1, 1);
         std::vector<std::pair<int64_t, int64_t>> widen(s.size(), {0, 0});
@@ -294,9 +295,9 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
           cut[d] = {0, n};
           t = t.shrink(cut);
         }
-        return Grads{reversed ? t.flip({d}) : t};
+        return Grads{t};
       },
-      step > 0 ? ViewReplay([=](const Tensor &t) { return t.slice(dim, start, stop, step); }) : ViewReplay());
+      [=](const Tensor &t) { return t.slice(dim, start, stop, step); });
 }
 
 namespace {
