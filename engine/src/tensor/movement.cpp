@@ -269,7 +269,6 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   auto forward = [&] {
     b[d] = {first, first + (count - 1) * k + 1};
     Tensor t = shrink(b);
-    if (k == 1) return t;
     std::vector<int64_t> steps(ndim(), 1);
     steps[d] = k;
     return with_tracker(t, tracker_of(t.uop()).step(steps));
