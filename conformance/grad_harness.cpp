@@ -1,6 +1,5 @@
 // Backward cases: the engine's autograd against torch.autograd.grad, and a
 // float64 finite-difference check that needs no reference at all.
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -91,9 +90,7 @@ CaseResult run_grad_case(const CaseSpec &spec) {
   } catch (const std::exception &e) {
     return failed(header, std::string("the engine's backward threw: ") + e.what());
   }
-  // Torch has no negative strides: its leaf for a negative layout is a
-  // flipped copy, whose .grad's strides are not the view's.
-  const bool negative = std::any_of(spec.layouts.begin(), spec.layouts.end(), [](Layout l) { return l == Layout::Negative; });
+  const bool negative = has_negative_layout(spec);
   for (size_t k = 0; k < leaves.size(); ++k) {
     const size_t i = leaf_of[k];
     const std::optional<Tensor> grad = leaves[k].grad();

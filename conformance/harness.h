@@ -52,6 +52,9 @@ struct PreparedCase {
 // finite-difference check keeps values off grids, where functions have kinks).
 PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domain)> &adjust_domain = {});
 
+// Some input of the case has negative strides: torch's input there is a
+// flipped copy, whose strides (and its results' and gradients') are not the view's.
+bool has_negative_layout(const CaseSpec &spec);
 // torch's result for the case (view ops replay the input's steps, then the
 // op, so as_strided sees torch's storage); nullopt, with torch's first error
 // line in *error, when torch rejects the input.
@@ -59,8 +62,9 @@ PreparedCase prepare_case(const CaseSpec &spec, const std::function<Domain(Domai
 std::optional<HostTensor> torch_forward(const OpEntry &op, const PreparedCase &c, std::string *error = nullptr,
                                         std::vector<int64_t> *strides = nullptr);
 
-// The backward case: torch.autograd.grad of sum(op(inputs) * w) for a random w,
-// with respect to every floating-point input, against the engine's autograd::grad.
+// The backward case: backward() of sum(op(inputs) * w) for a random w in
+// torch and in the engine; every floating-point input's .grad compared, its
+// values and its strides.
 CaseResult run_grad_case(const CaseSpec &spec);
 // The sweep's backward cell where the table compares no gradient (an entry
 // without backward, a dtype outside the entry, a non-floating dtype): Gap when

@@ -346,9 +346,7 @@ namespace {
 Dims first_grad_order(const Tensor &t, bool leaf) {
   const std::vector<int64_t> strides = t.strides();
   if (leaf && tensor::non_overlapping_and_dense(strides, t.shape())) return tensor::iterator_order({strides}, t.shape());
-  Dims order(static_cast<size_t>(t.ndim()));
-  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
-  return order;
+  return tensor::row_major_order(t.ndim());
 }
 }  // namespace
 

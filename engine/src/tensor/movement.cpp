@@ -1,5 +1,6 @@
 // Movement ops: each returns a new VIEW over the same base; nothing is copied.
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "autograd/impl.h"
@@ -19,8 +20,12 @@ std::string dims_str(const Dims &d) { return shape_str(d); }
 Dims tensor::clone_order(const Tensor &t) {
   const shape::ShapeTracker &st = tracker_of(t.uop());
   if (st.single_plain()) return iterator_order({st.views[0].strides}, t.shape());
-  Dims order(static_cast<size_t>(t.ndim()));
-  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  return row_major_order(t.ndim());
+}
+
+Dims tensor::row_major_order(int64_t ndim) {
+  Dims order(static_cast<size_t>(ndim));
+  std::iota(order.begin(), order.end(), int64_t{0});
   return order;
 }
 
@@ -54,8 +59,7 @@ namespace {
 // torch's suggest_memory_format: a 4-d (5-d) input whose strides look
 // channels-last gets a channels-last copy (N, H, W, C order), else row-major.
 Dims pad_layout_order(const Shape &sizes, const shape::ShapeTracker &st) {
-  Dims order(sizes.size());
-  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  Dims order = row_major_order(static_cast<int64_t>(sizes.size()));
   if (!st.single_plain() || !suggests_channels_last(sizes, st.views[0].strides)) return order;
   order.erase(order.begin() + 1);
   order.push_back(1);

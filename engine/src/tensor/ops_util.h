@@ -65,6 +65,8 @@ Dims index_result_order(const Tensor &x, const Dims &x_dims, const std::vector<I
                         const Shape &result);
 // The permutation that undoes `perm`: t.permute(perm).permute(inverse_permutation(perm)) is t.
 Dims inverse_permutation(const Dims &perm);
+// The dims 0, 1, ..., ndim - 1: the order of a row-major layout.
+Dims row_major_order(int64_t ndim);
 // The dim order (outermost first) of torch's clone() of t: t's stride order
 // where t is one plain view, else row-major.
 Dims clone_order(const Tensor &t);
