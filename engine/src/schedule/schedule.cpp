@@ -97,14 +97,24 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
   // A reduction reading a computed node through an expanding view (matmul's
   // and conv's broadcast operands, overlapping windows) would recompute each
   // element once per read: the viewed node gets its own buffer. Elementwise
-  // kernels keep fusing their broadcasts.
+  // kernels keep fusing their broadcasts, and a node computed from constants
+  // and runtime scalars alone (a short arange, tensor/tensor.cpp) reads no
+  // memory: it is recomputed wherever it is read.
+  NodeSet constant_only;
+  for (auto &u : order) {
+    const bool elementwise = uop::is_alu(u->op) || u->op == Op::Cast || u->op == Op::View;
+    if (u->op == Op::Const || (elementwise && std::all_of(u->src.begin(), u->src.end(), [&](const UOpRef &s) {
+                                 return constant_only.contains(s.get());
+                               })))
+      constant_only.insert(u.get());
+  }
   NodeMap<bool> feeds_reduce;  // read by a reduction in the same kernel
   for (size_t i = order.size(); i-- > 0;) {
     const UOpRef &u = order[i];
     const bool feeds = u->op == Op::ReduceAxis || (feeds_reduce[u.get()] && !rp.contains(u.get()));
     for (auto &s : u->src) feeds_reduce[s.get()] |= feeds;
     if (u->op == Op::View && feeds_reduce[u.get()] && !is_leaf(u->src[0]) && !is_widened_buffer(u->src[0], rp) &&
-        shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
+        !constant_only.contains(u->src[0].get()) && shape::prod(shape_of(u)) > shape::prod(shape_of(u->src[0])))
       realize(u->src[0].get(), "read by a reduction through an expanding view (a matmul's or a convolution's "
                                "operand: each element would be recomputed per read)");
   }

@@ -59,6 +59,38 @@ Tensor Tensor::full(const Shape &shape, Scalar value, std::optional<DType> dtype
   return Tensor(const_int_tensor(value.kind == Scalar::Kind::Float ? static_cast<int64_t>(value.f) : value.i, dt, shape));
 }
 
+namespace {
+
+// A short arange (a pool's tie-break scores, a small index table) is computed
+// where it is read rather than uploaded: on a GPU every upload from pageable
+// memory waits for the queued work. Where the host's double arithmetic and its
+// conversion are a kernel's too (values within 2^53, a dtype converted from
+// double as C converts): the values are bit for bit the uploaded ones.
+constexpr int64_t kInlineArange = 16;
+bool computes_in_place(int64_t n, double first, double bound, DType dt) {
+  const double exact = 9007199254740992.0;  // 2^53
+  return n > 0 && n <= kInlineArange && std::abs(first) < exact && std::abs(bound) < exact &&
+         (dt == DType::Int64 || dt == DType::Float32 || dt == DType::Float64);
+}
+
+// start + i * step for i in [0, n), as the host computes it: i is the sum of
+// n - 1 masked ones (the one for m reads 1 at positions >= m), so it needs no
+// buffer; start and step are runtime scalars, never folded (0 + -0.0 is +0.0).
+UOpRef inline_arange(int64_t n, double start, double step, DType dt) {
+  UOpRef index = uop::const_int_tensor(0, DType::Int64, {n});
+  for (int64_t m = 1; m < n; m++) {
+    const UOpRef ones = uop::const_int_tensor(1, DType::Int64, {n - m});
+    const UOpRef from_m = uop::view(ones, uop::tracker_of(ones).pad({{m, 0}}));
+    index = m == 1 ? from_m : uop::alu(Op::Add, index, from_m);
+  }
+  const UOpRef i = uop::UOp::make(Op::Cast, DType::Float64, {index});
+  const UOpRef value = uop::alu(Op::Add, uop::param_tensor(start, DType::Float64, {n}),
+                                uop::alu(Op::Mul, i, uop::param_tensor(step, DType::Float64, {n})));
+  return uop::UOp::make(Op::Cast, dt, {value});
+}
+
+}  // namespace
+
 Tensor Tensor::arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
 
 Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
@@ -75,6 +107,7 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
   const double count = std::ceil((e - s) / st);
   if (!(count <= 9.0e18)) throw Error("arange: invalid size, possible overflow? (" + std::to_string(count) + " values)");
   const int64_t n = static_cast<int64_t>(count);
+  if (computes_in_place(n, s, s + static_cast<double>(n) * st, dt)) return make_tensor(inline_arange(n, s, st, dt));
   std::vector<double> v = host_values(n, "arange");
   for (int64_t i = 0; i < n; i++) v[static_cast<size_t>(i)] = s + static_cast<double>(i) * st;
   return from_vector(v, {n}, dt);
