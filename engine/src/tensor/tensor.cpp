@@ -77,11 +77,11 @@ bool computes_in_place(int64_t n, double first, double bound, DType dt) {
 // n - 1 masked ones (the one for m reads 1 at positions >= m), so it needs no
 // buffer; start and step are runtime scalars, never folded (0 + -0.0 is +0.0).
 UOpRef inline_arange(int64_t n, double start, double step, DType dt) {
-  UOpRef index = uop::const_int_tensor(0, DType::Int64, {n});
+  UOpRef index = n == 1 ? uop::const_int_tensor(0, DType::Int64, {1}) : nullptr;
   for (int64_t m = 1; m < n; m++) {
     const UOpRef ones = uop::const_int_tensor(1, DType::Int64, {n - m});
     const UOpRef from_m = uop::view(ones, uop::tracker_of(ones).pad({{m, 0}}));
-    index = m == 1 ? from_m : uop::alu(Op::Add, index, from_m);
+    index = index ? uop::alu(Op::Add, index, from_m) : from_m;
   }
   const UOpRef i = uop::UOp::make(Op::Cast, DType::Float64, {index});
   const UOpRef value = uop::alu(Op::Add, uop::param_tensor(start, DType::Float64, {n}),
