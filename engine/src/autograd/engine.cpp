@@ -2,13 +2,12 @@
 // accumulation, and the Tensor methods that expose it.
 #include <algorithm>
 #include <utility>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "autograd/impl.h"
 #include "tensor/graph.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
+#include "uop/node_map.h"
 
 namespace loom {
 namespace autograd {
@@ -128,8 +127,11 @@ Tensor record_node(const char *name, const std::vector<Tensor> &inputs, Tensor o
     if (!impl->view_base && !reuse) impl->version = TensorImpl::of(out)->version_counter();
     return TensorImpl::wrap(impl);
   }
-  auto node = std::allocate_shared<Node>(uop::PoolAlloc<Node>());
+  auto node = std::allocate_shared<Node>(shape::PoolAlloc<Node>());
   node->name = name;
+  node->inputs.reserve(inputs.size());
+  node->input_shapes.reserve(inputs.size());
+  node->input_dtypes.reserve(inputs.size());
   for (const Tensor &t : inputs) {
     node->inputs.push_back(edge_of(t));
     node->input_shapes.push_back(t.shape());
@@ -159,16 +161,16 @@ namespace {
 // Nodes reachable from the roots, each before the nodes its inputs come from.
 std::vector<Node *> reverse_topological(const std::vector<Edge> &roots) {
   std::vector<Node *> order;
-  std::unordered_set<Node *> seen;
+  uop::NodeSet seen;
   std::vector<std::pair<Node *, size_t>> stack;
   for (const Edge &r : roots) {
-    if (!r.fn || !seen.insert(r.fn.get()).second) continue;
+    if (!r.fn || !seen.insert(r.fn.get())) continue;
     stack.push_back({r.fn.get(), 0});
     while (!stack.empty()) {
       auto &[node, next] = stack.back();
       if (next < node->inputs.size()) {
         Node *in = node->inputs[next++].fn.get();
-        if (in && seen.insert(in).second) stack.push_back({in, 0});
+        if (in && seen.insert(in)) stack.push_back({in, 0});
         continue;
       }
       order.push_back(node);
@@ -190,17 +192,21 @@ Tensor default_grad_output(const Tensor &out) {
 // they were first reached (so what backward() realizes is scheduled
 // deterministically).
 struct GradMap {
-  std::unordered_map<const void *, size_t> index;
+  uop::NodeMap<size_t> index;
   std::vector<std::pair<Edge, Tensor>> items;
 
   void accumulate(const Edge &e, const Tensor &g) {
-    auto [it, fresh] = index.emplace(e.key(), items.size());
-    if (fresh) items.emplace_back(e, g);
-    else items[it->second].second = items[it->second].second.add(g);
+    auto [i, fresh] = index.insert(e.key());
+    if (fresh) {
+      *i = items.size();
+      items.emplace_back(e, g);
+    } else {
+      items[*i].second = items[*i].second.add(g);
+    }
   }
   const Tensor *find(const void *key) const {
-    auto it = index.find(key);
-    return it == index.end() ? nullptr : &items[it->second].second;
+    const size_t *i = index.find(key);
+    return i ? &items[*i].second : nullptr;
   }
 };
 

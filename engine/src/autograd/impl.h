@@ -10,7 +10,7 @@
 
 #include "loom/autograd.h"
 #include "loom/tensor.h"
-#include "uop/pool.h"
+#include "shape/pool.h"
 #include "uop/uop.h"
 
 namespace loom {
@@ -68,8 +68,8 @@ struct TensorImpl {
   // gradient goes straight to the base (torch's regenerated AsStridedBackward).
   bool view_addresses_storage = false;
 
-  // A new impl, from the graph's pool (uop/pool.h).
-  static std::shared_ptr<TensorImpl> make() { return std::allocate_shared<TensorImpl>(uop::PoolAlloc<TensorImpl>()); }
+  // A new impl, from the graph's pool (shape/pool.h).
+  static std::shared_ptr<TensorImpl> make() { return std::allocate_shared<TensorImpl>(shape::PoolAlloc<TensorImpl>()); }
   static const std::shared_ptr<TensorImpl> &of(const Tensor &t) { return t.impl_; }
   static Tensor wrap(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl)); }
 };
@@ -111,11 +111,15 @@ class Saved {
   bool checked_;
 };
 
+// A node's per-input lists come from the graph's pool, as the node does.
+template <typename T>
+using NodeList = std::vector<T, shape::PoolAlloc<T>>;
+
 struct Node {
   std::string name;
-  std::vector<Edge> inputs;  // empty where no gradient is needed
-  std::vector<Shape> input_shapes;
-  std::vector<DType> input_dtypes;
+  NodeList<Edge> inputs;  // empty where no gradient is needed
+  NodeList<Shape> input_shapes;
+  NodeList<DType> input_dtypes;
   BackwardFn backward;
   UOpRef out;  // the output's value when recorded (a UOp, so the node does not own its output's impl)
   // Set by saves_result(): the backward reads the output, whose version must
@@ -125,7 +129,7 @@ struct Node {
   // Set by saves_inputs(): inputs of a composite op that torch's one node
   // saves, checked with the output's (the tensors the node's backward reads
   // may be copies of them, with counters of their own).
-  std::vector<Saved> saved_inputs;
+  NodeList<Saved> saved_inputs;
   // Whether the backward reads saved values (a Saved it holds, saves_result,
   // saves_inputs): a backward without retain_graph then frees them, as
   // torch's does, and a later backward through the node raises.

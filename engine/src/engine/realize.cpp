@@ -332,6 +332,8 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     e.program = kernels[i]->compiled;
     e.bufs = sched.items[i].bufs;
     e.shifts = sched.items[i].shifts;
+    e.vars.reserve(prog.vars.size());
+    e.params.reserve(prog.vars.size());
     for (const uop::UOpRef &v : prog.vars) {
       const uop::UOpRef &bound = sched.items[i].vars.at(static_cast<size_t>(v->arg_as<int64_t>()));
       e.vars.push_back(uop::param_bits(v->dtype, bound->arg_as<uop::Param>()));

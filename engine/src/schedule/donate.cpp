@@ -202,15 +202,19 @@ bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, 
 // raw copy (held by the tensor until realize returns) counts as the same
 // write. Raw pointers only: the count sees no reference of its own.
 NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
-                                                     const std::vector<UOpRef> &outputs) {
+                                                     const std::vector<UOpRef> &outputs, size_t graph_size) {
   // The walks' lists live on the stack while a small graph's fit.
   std::array<std::byte, 4096> arena;
   std::pmr::monotonic_buffer_resource scratch(arena.data(), arena.size());
   Nodes writes(&scratch), stack(&scratch);
   Graphs g;
+  g.runs.reserve(graph_size);
+  g.in_outputs.reserve(graph_size);
   walk_graphs({&outputs}, g.runs, g.in_outputs, writes, stack);
   if (writes.empty()) return {};
   if (raw != outputs) {
+    g.seen.reserve(graph_size);
+    g.in_raw_or_outputs.reserve(graph_size);
     walk_graphs({&raw, &outputs}, g.seen, g.in_raw_or_outputs, writes, stack);
     g.in_graph = &g.in_raw_or_outputs;
   }

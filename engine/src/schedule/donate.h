@@ -22,7 +22,8 @@ bool is_full_overwrite(const uop::UOp *w);
 // as given, `outputs` the same after substitution of realized nodes (the
 // graphs that run). Decided by counting strong references, so the caller
 // must hold no extra reference to the graphs' nodes while it runs.
+// `graph_size`: about how many nodes the graphs have (a size hint for its tables).
 uop::NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
-                                                          const std::vector<UOpRef> &outputs);
+                                                          const std::vector<UOpRef> &outputs, size_t graph_size);
 
 }  // namespace loom::schedule

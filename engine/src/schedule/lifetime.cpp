@@ -19,7 +19,7 @@ const std::shared_ptr<uop::Buffer> &buffer_of(const UOpRef &bv) {
 }  // namespace
 
 void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
-                    const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched) {
+                    const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched, size_t graph_size) {
   // Outputs keep their buffers, and so do writes into an existing buffer.
   NodeSet kept_nodes;
   for (const UOpRef *s : {&raw_sink, &sink})
@@ -29,24 +29,34 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
   if (!any) return;  // the common small realize: nothing but outputs got a buffer
 
   // References to each node from the two graphs' nodes and from the
-  // schedule's entries; the graphs' nodes in `nodes`.
+  // schedule's entries. A node with one strong reference has one parent in
+  // the graphs (that reference) and no holder outside: the walk reaches it
+  // once and counts nothing for it. The others go in `shared`.
   NodeMap<long> refs;
   NodeSet seen, has_buffer;
+  refs.reserve(graph_size);
+  seen.reserve(graph_size);
   for (auto &[node, bv] : sched.realizes) {
     refs[node.get()]++;
     refs[bv.get()]++;
     has_buffer.insert(node.get());
   }
-  std::vector<const UOp *> nodes, stack;
+  std::vector<const UOp *> shared, stack;
   for (const UOpRef *s : {&raw_sink, &sink})
     if (seen.insert(s->get())) stack.push_back(s->get());
   while (!stack.empty()) {
     const UOp *u = stack.back();
     stack.pop_back();
-    nodes.push_back(u);
     for (auto &s : u->src) {
+      if (s.use_count() == 1) {
+        stack.push_back(s.get());
+        continue;
+      }
       refs[s.get()]++;
-      if (seen.insert(s.get())) stack.push_back(s.get());
+      if (seen.insert(s.get())) {
+        stack.push_back(s.get());
+        shared.push_back(s.get());
+      }
     }
   }
 
@@ -54,7 +64,7 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
   // a saved value, a graph not realized now). It, or the realized nodes it
   // reads through nodes without a buffer, may be asked for again.
   NodeSet visited;
-  for (const UOp *u : nodes) {
+  for (const UOp *u : shared) {
     if (u == raw_sink.get() || u == sink.get() || u->weak_from_this().use_count() <= *refs.find(u)) continue;
     stack.push_back(u);
     while (!stack.empty()) {

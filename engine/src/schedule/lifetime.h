@@ -21,8 +21,9 @@ struct Schedule;
 // the writes whose stores go into an existing buffer (never transient).
 // Decided by counting strong references, as find_donations does: a node is
 // held outside when it has more than its parents in the two graphs and the
-// schedule's own entries give it.
+// schedule's own entries give it. `graph_size`: about how many nodes the
+// graphs have (a size hint for its tables).
 void find_transient(const uop::UOpRef &raw_sink, const uop::UOpRef &sink,
-                    const uop::NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched);
+                    const uop::NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched, size_t graph_size);
 
 }  // namespace loom::schedule

@@ -279,9 +279,9 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     if (donation) {
       const int64_t *donor = slot.find(out.get());
       LOOM_CHECK(donor && *donor >= 0, "a donated buffer is not a BUFFER node of the graph");
-      tmpl->realized.push_back({static_cast<int64_t>(i), *donor});
+      tmpl->realized.push_back({static_cast<int64_t>(i), *donor, shape::ShapeTracker::from_shape(shape)});
     } else {
-      tmpl->realized.push_back({static_cast<int64_t>(i), -1});
+      tmpl->realized.push_back({static_cast<int64_t>(i), -1, shape::ShapeTracker::from_shape(shape)});
       slot[out.get()] = ~static_cast<int64_t>(i);
     }
     // A Write is a copy of its base into the buffer (none when the base's own
@@ -304,7 +304,7 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
       for (auto d : shape_of(node->src[1])) name += "_" + std::to_string(d);
       sched.items.push_back(stores.item(UOp::make(Op::Store, DType::Bool, src, node->arg), name));
     }
-    UOpRef bv = uop::buffer_view(out, shape);
+    UOpRef bv = uop::buffer_view(out, tmpl->realized.back().view);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
     if (explain_cut) {
@@ -333,14 +333,15 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     return (*order[static_cast<size_t>(position)])->arg_as<uop::BufferArg>().buffer;
   };
   std::vector<std::shared_ptr<uop::Buffer>> fresh(order.size());
-  for (auto [position, donor] : tmpl.realized) {
+  sched.realizes.reserve(tmpl.realized.size());
+  for (const auto &[position, donor, row_major] : tmpl.realized) {
     const UOpRef &node = *order[static_cast<size_t>(position)];
-    const Shape &shape = shape_of(node);
-    auto out = donor >= 0 ? buffer_at(donor) : uop::Buffer::create(node->dtype, shape::prod(shape));
+    auto out = donor >= 0 ? buffer_at(donor) : uop::Buffer::create(node->dtype, row_major.numel());
     if (donor < 0) fresh[static_cast<size_t>(position)] = out;
     // A write into its base's buffer: the base often is that buffer's view already.
-    const bool base_is_view = donor >= 0 && node->op == Op::Write && uop::is_buffer_view(node->src[0], *out, shape);
-    UOpRef bv = base_is_view ? node->src[0] : uop::buffer_view(out, shape);
+    const bool base_is_view =
+        donor >= 0 && node->op == Op::Write && uop::is_buffer_view(node->src[0], *out, row_major.shape());
+    UOpRef bv = base_is_view ? node->src[0] : uop::buffer_view(out, row_major);
     view_of[node.get()] = bv;
     sched.realizes.push_back({node, std::move(bv)});
   }
@@ -350,8 +351,11 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
       if (moved.empty()) moved.assign(order.size(), 0);
       moved[static_cast<size_t>(bases[i].first)] = by;
     }
+  sched.items.reserve(tmpl.items.size());
   for (auto &t : tmpl.items) {
     ScheduleItem item{t.ast, {}, {}, t.shifts, t.name};
+    item.bufs.reserve(t.slots.size());
+    item.vars.reserve(t.vars.size());
     for (int64_t s : t.slots) item.bufs.push_back(s >= 0 ? buffer_at(s) : fresh[static_cast<size_t>(~s)]);
     if (!moved.empty())
       for (size_t k = 0; k < t.slots.size(); k++)
@@ -441,8 +445,9 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   Rebuilt rebuilt;
   const UOpRef sink = substitute_realized(order, rebuilt);
   const std::vector<UOpRef> &outputs = sink->src;
-  const auto donated = find_donations(raw_outputs, outputs);
-  if (sink != raw_sink) order = uop::toposort_refs(sink);
+  const size_t nodes = order.size();
+  const auto donated = find_donations(raw_outputs, outputs, nodes);
+  if (sink != raw_sink) order = uop::toposort_refs(sink, nodes);
 
   Schedule sched;
   NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
@@ -461,7 +466,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   }
   log_pass("cut", sched);
   collect_results(raw_outputs, outputs, rebuilt, view_of, sched);
-  find_transient(raw_sink, sink, donated, sched);
+  find_transient(raw_sink, sink, donated, sched, nodes);
   split_gemms(sched);
   log_pass("gemms", sched);
   split_reductions(sched);

@@ -72,6 +72,7 @@ GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<b
   const uop::NodeSet absolute = absolute_buffers(order);
   uop::NodeMap<int64_t> base;  // a relative buffer's base
   uop::NodeMap<int64_t> position;
+  position.reserve(order.size());
   k.code.reserve(order.size() * 5);
   k.args.reserve(order.size());
   size_t h = 0xcbf29ce484222325ull;

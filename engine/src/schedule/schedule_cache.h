@@ -56,6 +56,7 @@ struct ScheduleTemplate {
   struct Realized {
     int64_t position;  // of the node that gets a buffer
     int64_t donor;     // position of the BUFFER node whose buffer it writes, or -1 for a new one
+    shape::ShapeTracker view;  // the node's shape, row-major: its buffer's view
   };
   std::vector<Item> items;
   std::vector<Realized> realized;  // in the order the nodes got their buffers

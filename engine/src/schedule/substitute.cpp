@@ -42,6 +42,7 @@ UOpRef substitute_realized(const std::vector<const UOpRef *> &order, Rebuilt &re
   const std::vector<UOpRef> hits = lookup_realized(order);
   if (std::all_of(hits.begin(), hits.end(), [](const UOpRef &h) { return !h; })) return *order.back();
   NodeMap<UOpRef> memo;
+  memo.reserve(order.size());
   for (size_t i = 0; i < order.size(); i++) {
     const UOpRef &u = *order[i];
     UOpRef r = hits[i];

@@ -21,7 +21,7 @@ ShapeTracker ShapeTracker::flip(const std::vector<bool> &d) const { return with_
 ShapeTracker ShapeTracker::step(const std::vector<int64_t> &s) const { return with_top(views.back().step(s)); }
 
 ShapeTracker ShapeTracker::reshape(const Shape &new_shape) const {
-  if (auto v = views.back().reshape(new_shape)) return with_top(*v);
+  if (auto v = views.back().reshape(new_shape)) return with_top(std::move(*v));
   ShapeTracker st = *this;
   st.views.push_back(View::create(new_shape));
   return st;

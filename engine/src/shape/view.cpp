@@ -15,10 +15,11 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-View View::create(const Shape &shape, std::optional<Strides> strides, int64_t offset, std::optional<Mask> mask) {
+View View::create(Shape shape_in, std::optional<Strides> strides, int64_t offset, std::optional<Mask> mask) {
   View v;
-  v.shape = shape;
-  v.strides = strides ? *strides : contiguous_strides(shape);
+  v.shape = std::move(shape_in);
+  const Shape &shape = v.shape;
+  v.strides = strides ? std::move(*strides) : contiguous_strides(shape);
   LOOM_CHECK(v.strides.size() == shape.size(), "view rank mismatch");
   v.offset = offset;
   if (mask) {
@@ -32,7 +33,7 @@ View View::create(const Shape &shape, std::optional<Strides> strides, int64_t of
     if (empty) {
       v.mask = Mask(shape.size(), {0, 0});
     } else if (!full) {
-      v.mask = mask;
+      v.mask = std::move(mask);
       // A dim masked to a single element contributes a constant: fold it into the offset.
       for (size_t d = 0; d < shape.size(); d++) {
         auto &[b, e] = (*v.mask)[d];
@@ -92,7 +93,7 @@ View View::permute(const std::vector<int64_t> &order) const {
     st.push_back(strides[o]);
     if (mask) m->push_back((*mask)[o]);
   }
-  return create(s, st, offset, m);
+  return create(std::move(s), std::move(st), offset, std::move(m));
 }
 
 View View::expand(const Shape &new_shape) const {
@@ -105,7 +106,7 @@ View View::expand(const Shape &new_shape) const {
     if (m) (*m)[d] = (*m)[d].first < (*m)[d].second ? std::pair<int64_t, int64_t>{0, new_shape[d]}
                                                     : std::pair<int64_t, int64_t>{0, 0};
   }
-  return create(new_shape, st, offset, m);
+  return create(new_shape, std::move(st), offset, std::move(m));
 }
 
 View View::pad(const Mask &pads) const {
@@ -124,7 +125,7 @@ View View::pad(const Mask &pads) const {
       throw Error("pad: padding " + std::to_string(lo) + " before dim " + std::to_string(d) +
                   " moves the view's offset past the int64 range");
   }
-  return create(s, strides, off, m);
+  return create(std::move(s), strides, off, std::move(m));
 }
 
 View View::shrink(const Mask &bounds) const {
@@ -148,7 +149,7 @@ View View::shrink(const Mask &bounds) const {
   // past any buffer: a reshape of an empty tensor to huge dims.
   if (overflow && std::find(s.begin(), s.end(), 0) == s.end())
     throw Error("shrink: the view's offset passes the int64 range");
-  return create(s, strides, overflow ? 0 : off, m);
+  return create(std::move(s), strides, overflow ? 0 : off, std::move(m));
 }
 
 View View::flip(const std::vector<bool> &dims) const {
@@ -161,7 +162,7 @@ View View::flip(const std::vector<bool> &dims) const {
     st[d] = -strides[d];
     if (m) (*m)[d] = {shape[d] - (*m)[d].second, shape[d] - (*m)[d].first};
   }
-  return create(shape, st, off, m);
+  return create(shape, std::move(st), off, std::move(m));
 }
 
 View View::step(const std::vector<int64_t> &steps) const {
@@ -175,7 +176,7 @@ View View::step(const std::vector<int64_t> &steps) const {
     st[d] = strides[d] * k;
     if (m) (*m)[d] = {ceil_div((*m)[d].first, k), std::max(ceil_div((*m)[d].first, k), ceil_div((*m)[d].second, k))};
   }
-  return create(s, st, offset, m);
+  return create(std::move(s), std::move(st), offset, std::move(m));
 }
 
 namespace {
@@ -223,7 +224,7 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
   if (!mask) {
     auto st = reshape_strides(shape, strides, new_shape);
     if (!st) return std::nullopt;
-    return create(new_shape, st, offset);
+    return create(new_shape, std::move(st), offset);
   }
   // Masked: only inserting or removing size-1 dims keeps one view.
   if (non_one(shape) != non_one(new_shape)) return std::nullopt;
@@ -252,7 +253,7 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
   }
   for (; od < shape.size(); od++)
     if ((*mask)[od].first >= (*mask)[od].second) return masked_out();
-  return create(new_shape, st, off, m);
+  return create(new_shape, std::move(st), off, std::move(m));
 }
 
 size_t View::hash() const {

@@ -26,7 +26,8 @@ struct View {
   // Strides are kept as torch would report them (size-1 dims included: torch's
   // memory-format heuristics read them); a full mask is dropped; a fully masked
   // view has zero strides and offset.
-  static View create(const Shape &shape, std::optional<Strides> strides = std::nullopt, int64_t offset = 0,
+  // Takes its lists by value: a caller that built them moves them in.
+  static View create(Shape shape, std::optional<Strides> strides = std::nullopt, int64_t offset = 0,
                      std::optional<Mask> mask = std::nullopt);
 
   int64_t numel() const { return prod(shape); }

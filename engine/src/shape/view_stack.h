@@ -4,23 +4,32 @@
 // allocation per view and per shape, stride and mask list in it; a copy is now
 // one reference count. Reads go through the const accessors; any non-const
 // access first takes a private copy when the views are shared (copy-on-write).
+// The shared list and its views' array come from the graph's pool (shape/pool.h):
+// a training step makes and drops thousands of trackers, and the C library's
+// allocator served most of those through its slow path.
 #pragma once
 #include <initializer_list>
 #include <memory>
 #include <vector>
 
 #include "shape/view.h"
+#include "shape/pool.h"
 
 namespace loom::shape {
 
 class ViewStack {
+  using Views = std::vector<View, shape::PoolAlloc<View>>;
+
  public:
-  using const_iterator = std::vector<View>::const_iterator;
-  using iterator = std::vector<View>::iterator;
+  using const_iterator = Views::const_iterator;
+  using iterator = Views::iterator;
 
   ViewStack() = default;
-  ViewStack(std::initializer_list<View> views) : p_(std::make_shared<std::vector<View>>(views)) {}
-  explicit ViewStack(View v) : p_(std::make_shared<std::vector<View>>()) { p_->push_back(std::move(v)); }
+  ViewStack(std::initializer_list<View> views) : p_(make(views)) {}
+  explicit ViewStack(View v) : p_(make()) {
+    p_->reserve(1);
+    p_->push_back(std::move(v));
+  }
 
   size_t size() const { return p_ ? p_->size() : 0; }
   bool empty() const { return size() == 0; }
@@ -45,17 +54,21 @@ class ViewStack {
   bool operator==(const ViewStack &o) const { return p_ == o.p_ || all() == o.all(); }
 
  private:
-  const std::vector<View> &all() const {
-    static const std::vector<View> none;
+  template <typename... A>
+  static std::shared_ptr<Views> make(A &&...a) {
+    return std::allocate_shared<Views>(shape::PoolAlloc<Views>(), std::forward<A>(a)...);
+  }
+  const Views &all() const {
+    static const Views none;
     return p_ ? *p_ : none;
   }
-  std::vector<View> &own() {
-    if (!p_) p_ = std::make_shared<std::vector<View>>();
-    else if (p_.use_count() > 1) p_ = std::make_shared<std::vector<View>>(*p_);
+  Views &own() {
+    if (!p_) p_ = make();
+    else if (p_.use_count() > 1) p_ = make(*p_);
     return *p_;
   }
 
-  std::shared_ptr<std::vector<View>> p_;
+  std::shared_ptr<Views> p_;
 };
 
 }  // namespace loom::shape

@@ -51,6 +51,7 @@ Shape broadcast_shapes(const Shape &sa, const Shape &sb, const char *op) {
 }
 
 std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const char *op) {
+  if (a.shape() == b.shape()) return {a.uop(), b.uop()};  // the common case: nothing to broadcast
   Shape out = broadcast_shapes(a.shape(), b.shape(), op);
   return {a.expand(out).uop(), b.expand(out).uop()};
 }

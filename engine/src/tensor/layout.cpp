@@ -19,10 +19,11 @@ using Strides = std::vector<int64_t>;
 // or a view torch would have copied: a pad, a flip, a reshape that moves).
 // A type conversion inside the op (type promotion) is no operand of its own:
 // its source's strides are the operand's, as TensorIterator converts on load.
-const Strides *operand_strides(UOpRef u) {
-  while (u->op == uop::Op::Cast) u = u->src[0];
+const Strides *operand_strides(const UOpRef &operand) {
+  const uop::UOp *u = operand.get();
+  while (u->op == uop::Op::Cast) u = u->src[0].get();
   if (u->op != uop::Op::View) return nullptr;
-  const shape::ShapeTracker &st = uop::tracker_of(u);
+  const shape::ShapeTracker &st = u->arg_as<shape::ShapeTracker>();
   if (!st.single_plain()) return nullptr;
   const Strides &s = st.views[0].strides;
   return std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; }) ? nullptr : &s;

@@ -53,10 +53,10 @@ const Shape &shape_of(const UOpRef &u) {
   const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const || (*cur)->op == Op::DefineVar;
   const Shape *known = unmemoized ? &shape_of(*cur) : (*cur)->shape_memo.load(std::memory_order_acquire);
   if (!known) {  // `cur` owns its computed shape
-    auto *fresh = new Shape(compute_shape(*cur));
+    auto *fresh = shape::pool_new<Shape>(compute_shape(*cur));
     const Shape *expected = nullptr;
     if ((*cur)->shape_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) (*cur)->owns_shape = true;
-    else delete fresh;
+    else shape::pool_delete(fresh);
     known = (*cur)->shape_memo.load(std::memory_order_acquire);
   }
   for (const UOp *n : chain) {
@@ -84,9 +84,9 @@ UOpRef copy_point(const UOpRef &u) {
 const shape::ShapeTracker &tracker_of(const UOpRef &u) {
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>();
   if (const auto *t = u->tracker_memo.load(std::memory_order_acquire)) return *t;
-  auto *fresh = new shape::ShapeTracker(shape::ShapeTracker::from_shape(shape_of(u)));
+  auto *fresh = shape::pool_new<shape::ShapeTracker>(shape::ShapeTracker::from_shape(shape_of(u)));
   const shape::ShapeTracker *expected = nullptr;
-  if (!u->tracker_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
+  if (!u->tracker_memo.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) shape::pool_delete(fresh);
   return *u->tracker_memo.load(std::memory_order_acquire);
 }
 
@@ -162,9 +162,13 @@ bool is_buffer_view(const UOpRef &u, const Buffer &buf, const Shape &shape) {
 }
 
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape) {
-  LOOM_CHECK(shape::prod(shape) == buf->size, "buffer_view: shape does not cover the buffer");
+  return buffer_view(buf, shape::ShapeTracker::from_shape(shape));
+}
+
+UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const shape::ShapeTracker &row_major) {
+  LOOM_CHECK(row_major.numel() == buf->size, "buffer_view: shape does not cover the buffer");
   UOpRef b = UOp::make(Op::Buffer, buf->dtype, {}, uop::BufferArg{buf});
-  return view(b, shape::ShapeTracker::from_shape(shape));
+  return view(b, row_major);
 }
 
 }  // namespace loom::uop

@@ -44,6 +44,8 @@ UOpRef param_tensor(double value, DType dtype, const Shape &shape, int64_t tag =
 UOpRef const_int_tensor(int64_t value, DType dtype, const Shape &shape);
 // Realized buffer viewed as `shape` (row-major).
 UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const Shape &shape);
+// The same, given the shape's row-major tracker (ShapeTracker::from_shape).
+UOpRef buffer_view(const std::shared_ptr<uop::Buffer> &buf, const shape::ShapeTracker &row_major);
 // Whether `u` is the node buffer_view(buf, shape) gives, without building it.
 bool is_buffer_view(const UOpRef &u, const Buffer &buf, const Shape &shape);
 

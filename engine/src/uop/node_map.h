@@ -45,6 +45,13 @@ class NodeMap {
     return *this;
   }
 
+  // Room for n keys without growing (a pass that knows its graph's size
+  // skips the rehashes of growing one slot array after another).
+  void reserve(size_t n) {
+    size_t want = kLocal;
+    while (want < 2 * n) want *= 2;
+    if (want > capacity()) rehash(want);
+  }
   // The value for k, default-constructed when k is new.
   V &operator[](const void *k) { return *insert(k).first; }
   // {value, true} when k was new.
@@ -90,8 +97,9 @@ class NodeMap {
     while (p[i].first && p[i].first != k) i = (i + 1) & mask;
     return i;
   }
-  void grow() {
-    std::vector<Slot> old(2 * capacity());
+  void grow() { rehash(2 * capacity()); }
+  void rehash(size_t slots) {
+    std::vector<Slot> old(slots);
     old.swap(heap_);
     Slot *from = old.empty() ? local_.data() : old.data();
     const size_t n = old.empty() ? kLocal : old.size();
@@ -107,6 +115,7 @@ class NodeMap {
 // A set of node addresses.
 class NodeSet {
  public:
+  void reserve(size_t n) { map_.reserve(n); }
   bool insert(const void *k) { return map_.insert(k).second; }
   bool contains(const void *k) const { return map_.contains(k); }
   size_t size() const { return map_.size(); }

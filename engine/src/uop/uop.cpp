@@ -1,5 +1,6 @@
 #include "uop/uop.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -277,10 +278,11 @@ std::string UOp::str(int depth) const {
   return os.str();
 }
 
-std::vector<const UOpRef *> toposort_refs(const UOpRef &root) {
+std::vector<const UOpRef *> toposort_refs(const UOpRef &root, size_t expected) {
   std::vector<const UOpRef *> out;
-  out.reserve(16);  // most graphs a realize walks are small: one allocation
+  out.reserve(std::max<size_t>(16, expected));  // most graphs a realize walks are small: one allocation
   NodeSet seen;
+  seen.reserve(expected);
   std::vector<std::pair<const UOpRef *, size_t>> stack;
   stack.reserve(16);
   stack.push_back({&root, 0});
@@ -289,7 +291,10 @@ std::vector<const UOpRef *> toposort_refs(const UOpRef &root) {
     auto &[u, i] = stack.back();
     if (i < (*u)->src.size()) {
       const UOpRef &s = (*u)->src[i++];
-      if (seen.insert(s.get())) stack.push_back({&s, 0});
+      // A node with one strong reference has one parent: this edge is the
+      // only way to it, so it needs no entry in `seen`. (Other threads may
+      // add references, never parents inside this graph.)
+      if (s.use_count() == 1 || seen.insert(s.get())) stack.push_back({&s, 0});
     } else {
       out.push_back(u);
       stack.pop_back();

@@ -11,7 +11,7 @@
 #include "shape/shape_tracker.h"
 #include "uop/buffer.h"
 #include "uop/ops.h"
-#include "uop/pool.h"
+#include "shape/pool.h"
 
 namespace loom::uop {
 
@@ -59,7 +59,7 @@ using Arg = std::variant<std::monostate, int64_t, double, std::string, shape::Sh
 // intern table before it is destroyed.
 void unintern(const UOp *p);
 template <typename T>
-struct InternAlloc : PoolAlloc<T> {
+struct InternAlloc : shape::PoolAlloc<T> {
   InternAlloc() = default;
   template <typename U>
   InternAlloc(const InternAlloc<U> &) {}
@@ -109,8 +109,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
   UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
       : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
   ~UOp() {
-    if (owns_shape) delete shape_memo.load(std::memory_order_relaxed);
-    delete tracker_memo.load(std::memory_order_relaxed);
+    if (owns_shape) shape::pool_delete(shape_memo.load(std::memory_order_relaxed));
+    shape::pool_delete(tracker_memo.load(std::memory_order_relaxed));
   }
   UOp(const UOp &) = delete;
   UOp &operator=(const UOp &) = delete;
@@ -141,6 +141,7 @@ bool arg_equal(const Arg &a, const Arg &b);
 std::vector<UOpRef> toposort(const UOpRef &root);
 // The same order as pointers to the references the graph itself holds (root's
 // first): valid while root lives, and adds no reference to any node.
-std::vector<const UOpRef *> toposort_refs(const UOpRef &root);
+// `expected`: about how many nodes the graph has, when the caller knows (a size hint).
+std::vector<const UOpRef *> toposort_refs(const UOpRef &root, size_t expected = 0);
 
 }  // namespace loom::uop

@@ -1,4 +1,4 @@
-#include "uop/pool.h"
+#include "shape/pool.h"
 
 #include <cstdlib>
 #include <new>
@@ -12,7 +12,7 @@
 #endif
 #endif
 
-namespace loom::uop {
+namespace loom::shape {
 
 namespace {
 
@@ -77,4 +77,4 @@ void pool_free(void *p, size_t bytes) {
   std::free(p);
 }
 
-}  // namespace loom::uop
+}  // namespace loom::shape

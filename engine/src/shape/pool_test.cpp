@@ -1,11 +1,11 @@
-#include "uop/pool.h"
+#include "shape/pool.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-namespace loom::uop {
+namespace loom::shape {
 namespace {
 
 // The reuse tests skip in a sanitizer build, which bypasses the lists.
@@ -66,4 +66,4 @@ TEST(Pool, BlocksAreWritableOverTheirWholeClass) {
 }
 
 }  // namespace
-}  // namespace loom::uop
+}  // namespace loom::shape

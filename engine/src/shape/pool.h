@@ -1,5 +1,5 @@
-// Per-thread free lists for the small objects a graph is made of (UOps, tensor
-// handles, autograd nodes). A training step builds a few thousand of each and
+// Per-thread free lists for the small objects a graph is made of (views, UOps,
+// tensor handles, autograd nodes). A training step builds a few thousand of each and
 // drops them together; the C library's allocator caches only a handful of
 // freed blocks per size per thread, so most of those went through its slow
 // path. Blocks come from malloc and are kept by size class (16-byte steps up
@@ -8,8 +8,10 @@
 // that it sees every free (a pooled block is never poisoned).
 #pragma once
 #include <cstddef>
+#include <new>
+#include <utility>
 
-namespace loom::uop {
+namespace loom::shape {
 
 void *pool_allocate(size_t bytes);
 void pool_free(void *p, size_t bytes);
@@ -29,4 +31,23 @@ struct PoolAlloc {
   bool operator==(const PoolAlloc<U> &) const { return true; }
 };
 
-}  // namespace loom::uop
+// new and delete over the pool, for an object owned through a raw pointer
+// (a node's memoized shape).
+template <typename T, typename... A>
+T *pool_new(A &&...args) {
+  void *p = pool_allocate(sizeof(T));
+  try {
+    return new (p) T(std::forward<A>(args)...);
+  } catch (...) {
+    pool_free(p, sizeof(T));
+    throw;
+  }
+}
+template <typename T>
+void pool_delete(const T *p) {
+  if (!p) return;
+  p->~T();
+  pool_free(const_cast<T *>(p), sizeof(T));
+}
+
+}  // namespace loom::shape
