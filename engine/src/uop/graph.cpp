@@ -1,6 +1,7 @@
 #include "uop/graph.h"
 
 #include <algorithm>
+#include <array>
 
 #include "loom/error.h"
 
@@ -107,11 +108,24 @@ const UOp *whole_buffer(const UOp *u) {
 }
 
 namespace {
+// The all-zero-stride tracker of `shape`. A step broadcasts its scalars to a
+// handful of shapes over and over: the last few trackers are kept per thread
+// and shared (copying one copies a reference).
+const shape::ShapeTracker &broadcast_tracker(const Shape &shape) {
+  constexpr size_t kKept = 8;
+  thread_local std::array<shape::ShapeTracker, kKept> kept;
+  thread_local size_t next = 0;
+  for (const shape::ShapeTracker &st : kept)
+    if (!st.views.empty() && st.shape() == shape) return st;
+  shape::ShapeTracker &slot = kept[next++ % kKept];
+  slot = shape::ShapeTracker{shape::ViewStack(shape::View::create(shape, shape::Strides(shape.size(), 0)))};
+  return slot;
+}
+
 // The 0-d constant reshaped to ones and expanded to `shape`: every stride 0,
 // built as one view.
 UOpRef broadcast_const(UOpRef c, DType dtype, const Shape &shape) {
-  shape::ShapeTracker st{shape::ViewStack(shape::View::create(shape, shape::Strides(shape.size(), 0)))};
-  return UOp::make(Op::View, dtype, {std::move(c)}, std::move(st));
+  return UOp::make(Op::View, dtype, {std::move(c)}, broadcast_tracker(shape));
 }
 }  // namespace
 

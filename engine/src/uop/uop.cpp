@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 
 #include "loom/error.h"
@@ -95,9 +96,24 @@ namespace {
 // before its memory is freed, so each entry points at a node that is alive
 // or dying; a dying one no longer locks. Dropped entries leave tombstones,
 // cleared when the table is rebuilt.
+// The table's lock: a spin lock, since its critical sections are short (a
+// probe, a node from the pool) and an uncontended std::mutex cost a good part
+// of making a node; a waiter yields its core.
+class SpinLock {
+ public:
+  void lock() {
+    while (held_.exchange(true, std::memory_order_acquire))
+      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 class InternTable {
  public:
-  std::mutex mu;
+  SpinLock mu;
 
   // The live node equal to (op, dtype, src, arg) with hash h, or null.
   UOpRef find(size_t h, Op op, DType dtype, const std::vector<UOpRef> &src, const Arg &arg) const {
@@ -165,7 +181,7 @@ UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
   for (auto &s : src) h = mix(h, s->hash);
   auto &t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinLock> lock(t.mu);
   if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
   UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
   t.insert(ref.get());
@@ -174,7 +190,7 @@ UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
 
 void unintern(const UOp *p) {
   auto &t = table();
-  std::lock_guard<std::mutex> l(t.mu);
+  std::lock_guard<SpinLock> l(t.mu);
   t.erase(p);
 }
 
