@@ -276,14 +276,15 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     const size_t first_item = sched.items.size();
     if (donation && explain_cut) why[node.get()] = "a WRITE donated its base's buffer: its stores go there in place";
     buffer_of[node.get()] = out;
+    int64_t donor = -1;
     if (donation) {
-      const int64_t *donor = slot.find(out.get());
-      LOOM_CHECK(donor && *donor >= 0, "a donated buffer is not a BUFFER node of the graph");
-      tmpl->realized.push_back({static_cast<int64_t>(i), *donor, shape::ShapeTracker::from_shape(shape)});
+      const int64_t *at = slot.find(out.get());
+      LOOM_CHECK(at && *at >= 0, "a donated buffer is not a BUFFER node of the graph");
+      donor = *at;
     } else {
-      tmpl->realized.push_back({static_cast<int64_t>(i), -1, shape::ShapeTracker::from_shape(shape)});
       slot[out.get()] = ~static_cast<int64_t>(i);
     }
+    tmpl->realized.push_back({static_cast<int64_t>(i), donor, shape::ShapeTracker::from_shape(shape)});
     // A Write is a copy of its base into the buffer (none when the base's own
     // buffer is written), then its stores; a whole overwrite is just its value.
     const bool write = node->op == Op::Write && !is_full_overwrite(node.get());

@@ -12,13 +12,13 @@
 #include <memory>
 #include <vector>
 
-#include "shape/view.h"
 #include "shape/pool.h"
+#include "shape/view.h"
 
 namespace loom::shape {
 
 class ViewStack {
-  using Views = std::vector<View, shape::PoolAlloc<View>>;
+  using Views = std::vector<View, PoolAlloc<View>>;
 
  public:
   using const_iterator = Views::const_iterator;
@@ -56,7 +56,7 @@ class ViewStack {
  private:
   template <typename... A>
   static std::shared_ptr<Views> make(A &&...a) {
-    return std::allocate_shared<Views>(shape::PoolAlloc<Views>(), std::forward<A>(a)...);
+    return std::allocate_shared<Views>(PoolAlloc<Views>(), std::forward<A>(a)...);
   }
   const Views &all() const {
     static const Views none;
