@@ -167,7 +167,7 @@ class Vectorizer {
     }
     std::vector<UOpRef> out;
     for (size_t i = 0; i < st.size(); i++) {
-      std::vector<UOpRef> src = st[i]->src;
+      std::vector<UOpRef> src = st[i]->src.vec();
       src[2] = lane(v, i);
       out.push_back(src[2] == st[i]->src[2] ? st[i] : UOp::make(Op::Store, DType::Bool, src));
     }
@@ -189,7 +189,7 @@ class Vectorizer {
       const Op fold = a.arg_as<uop::ReduceArg>().op;
       if (v.vec && mode_ == Vectors::All && a.dtype == DType::Float32 &&
           (fold == Op::Add || fold == Op::Max || fold == Op::Min)) {
-        std::vector<UOpRef> src = a.src;
+        std::vector<UOpRef> src = a.src.vec();
         src[0] = v.vec;
         return {UOp::make(Op::Reduce, a.dtype, src, a.arg), {}};
       }
@@ -220,9 +220,10 @@ class Vectorizer {
   Pack per_lane(const std::vector<UOpRef> &n, const std::vector<Pack> &srcs) {
     Pack out;
     for (size_t i = 0; i < n.size(); i++) {
-      std::vector<UOpRef> src = n[i]->src;
+      std::vector<UOpRef> src = n[i]->src.vec();
       for (size_t j = 0; j < srcs.size(); j++) src[j] = lane(srcs[j], i);
-      out.lanes.push_back(src == n[i]->src ? n[i] : UOp::make(n[i]->op, n[i]->dtype, src, n[i]->arg));
+      const bool same = std::equal(src.begin(), src.end(), n[i]->src.begin());
+      out.lanes.push_back(same ? n[i] : UOp::make(n[i]->op, n[i]->dtype, std::move(src), n[i]->arg));
     }
     return out;
   }

@@ -445,7 +445,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
   Rebuilt rebuilt;
   const UOpRef sink = substitute_realized(order, rebuilt);
-  const std::vector<UOpRef> &outputs = sink->src;
+  const std::vector<UOpRef> outputs = sink->src.vec();
   const size_t nodes = order.size();
   const auto donated = find_donations(raw_outputs, outputs, nodes);
   if (sink != raw_sink) order = uop::toposort_refs(sink, nodes);

@@ -5,6 +5,7 @@
 // storage really is laid out that way (strides() reports it) and its kernel
 // walks the operands in their own order.
 #include <algorithm>
+#include <span>
 
 #include "tensor/ops_util.h"
 
@@ -207,7 +208,8 @@ bool suggests_channels_last(const Shape &shape, const std::vector<int64_t> &stri
 UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_operands) {
   if (RowMajorScope::active() || !is_elementwise(u->op) || u->src.empty()) return u;
   const Shape &shape = uop::shape_of(u);
-  const std::vector<UOpRef> &operands = torch_operands.empty() ? u->src : torch_operands;
+  const std::span<const UOpRef> operands = torch_operands.empty() ? std::span<const UOpRef>(u->src.begin(), u->src.end())
+                                                                   : std::span<const UOpRef>(torch_operands);
   // Computed operands, broadcast scalars (all strides 0, which the sort
   // skips; not once converted, which makes them dense) and contiguous views
   // of the result's shape: row-major. (Any other view runs the sort: ties and

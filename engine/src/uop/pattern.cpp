@@ -50,7 +50,7 @@ namespace {
 
 bool match(const UPat &p, const UOpRef &u, Match &m);
 
-bool match_srcs(const std::vector<UPat> &ps, const std::vector<UOpRef> &srcs, Match &m) {
+bool match_srcs(const std::vector<UPat> &ps, const UOpRef *srcs, Match &m) {
   for (size_t i = 0; i < ps.size(); i++)
     if (!match(ps[i], srcs[i], m)) return false;
   return true;
@@ -78,11 +78,11 @@ bool match(const UPat &p, const UOpRef &u, Match &m) {
     return false;
   }
   size_t mark2 = m.size();
-  if (match_srcs(*p.src_, u->src, m)) return true;
+  if (match_srcs(*p.src_, u->src.data(), m)) return true;
   m.truncate(mark2);
   // The matcher handles commutativity, so tables need no mirrored rules.
   if (u->src.size() == 2 && is_commutative(u->op)) {
-    std::vector<UOpRef> swapped{u->src[1], u->src[0]};
+    const UOpRef swapped[] = {u->src[1], u->src[0]};
     if (match_srcs(*p.src_, swapped, m)) return true;
   }
   m.truncate(mark);

@@ -116,7 +116,7 @@ class InternTable {
   SpinLock mu;
 
   // The live node equal to (op, dtype, src, arg) with hash h, or null.
-  UOpRef find(size_t h, Op op, DType dtype, const std::vector<UOpRef> &src, const Arg &arg) const {
+  UOpRef find(size_t h, Op op, DType dtype, const SrcList &src, const Arg &arg) const {
     if (slots_.empty()) return nullptr;
     for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask()) {
       const Slot &s = slots_[i];
@@ -177,7 +177,7 @@ InternTable &table() {
 
 }  // namespace
 
-UOpRef UOp::make(Op op, DType dtype, std::vector<UOpRef> src, Arg arg) {
+UOpRef UOp::make(Op op, DType dtype, SrcList src, Arg arg) {
   size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
   for (auto &s : src) h = mix(h, s->hash);
   auto &t = table();
@@ -237,7 +237,7 @@ uint64_t param_bits(DType dtype, const Param &p) {
   return bits;
 }
 
-UOpRef UOp::with_src(std::vector<UOpRef> new_src) const { return make(op, dtype, std::move(new_src), arg); }
+UOpRef UOp::with_src(SrcList new_src) const { return make(op, dtype, std::move(new_src), arg); }
 
 UOpRef alu(Op op, const UOpRef &a) { return UOp::make(op, a->dtype, {a}); }
 UOpRef alu(Op op, const UOpRef &a, const UOpRef &b) {

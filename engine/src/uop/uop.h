@@ -12,11 +12,9 @@
 #include "uop/buffer.h"
 #include "uop/ops.h"
 #include "shape/pool.h"
+#include "uop/src_list.h"
 
 namespace loom::uop {
-
-class UOp;
-using UOpRef = std::shared_ptr<const UOp>;
 
 struct ReduceArg {
   Op op;                      // Add, Mul, Max or Min
@@ -74,7 +72,7 @@ struct InternAlloc : shape::PoolAlloc<T> {
 
 class UOp : public std::enable_shared_from_this<UOp> {
  public:
-  static UOpRef make(Op op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
+  static UOpRef make(Op op, DType dtype, SrcList src = {}, Arg arg = {});
   static UOpRef const_(DType dtype, double value);  // stored as int64 for non-float dtypes
   static UOpRef const_int(int64_t value, DType dtype = DType::Int64);
   // A runtime scalar (a CONST with a Param), the value converted as const_ converts it.
@@ -82,7 +80,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
 
   const Op op;
   const DType dtype;
-  const std::vector<UOpRef> src;
+  const SrcList src;
   const Arg arg;
   const size_t hash;
   // The logical shape of a graph-level node, filled in once by shape_of:
@@ -96,7 +94,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
   // that still holds the node reads the buffer. Released with the node.
   mutable UOpRef realized;
 
-  UOpRef with_src(std::vector<UOpRef> new_src) const;
+  UOpRef with_src(SrcList new_src) const;
   template <typename T>
   const T &arg_as() const {
     return std::get<T>(arg);
@@ -106,7 +104,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
   double const_value() const;  // Const only (a Param's value too)
   std::string str(int depth = 0) const;  // indented tree, for LOOM_DEBUG=4
 
-  UOp(Op op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash)
+  UOp(Op op, DType dtype, SrcList src, Arg arg, size_t hash)
       : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
   ~UOp() {
     if (owns_shape) shape::pool_delete(shape_memo.load(std::memory_order_relaxed));
