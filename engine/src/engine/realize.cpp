@@ -320,22 +320,32 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   return out;
 }
 
-std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
+namespace {
+
+// `sched`'s items as ExecItems: a const schedule's buffers, shifts and names
+// copied, a mutable one's moved.
+template <typename Sched>
+std::vector<ExecItem> exec_items(Sched &sched) {
   std::vector<ExecItem> out;
   out.reserve(sched.items.size());
   const std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
   for (size_t i = 0; i < sched.items.size(); i++) {
+    auto &item = sched.items[i];
+    auto take = [](auto &field) -> decltype(auto) {
+      if constexpr (std::is_const_v<Sched>) return (field);
+      else return std::move(field);
+    };
     const codegen::Program &prog = kernels[i]->program;
     ExecItem e;
-    e.name = sched.items[i].name;
-    e.ast = sched.items[i].ast;
+    e.name = take(item.name);
+    e.ast = item.ast;
     e.program = kernels[i]->compiled;
-    e.bufs = sched.items[i].bufs;
-    e.shifts = sched.items[i].shifts;
+    e.bufs = take(item.bufs);
+    e.shifts = take(item.shifts);
     e.vars.reserve(prog.vars.size());
     e.params.reserve(prog.vars.size());
     for (const uop::UOpRef &v : prog.vars) {
-      const uop::UOpRef &bound = sched.items[i].vars.at(static_cast<size_t>(v->arg_as<int64_t>()));
+      const uop::UOpRef &bound = item.vars.at(static_cast<size_t>(v->arg_as<int64_t>()));
       e.vars.push_back(uop::param_bits(v->dtype, bound->arg_as<uop::Param>()));
       e.params.push_back(bound);
     }
@@ -345,12 +355,18 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) {
     out.push_back(std::move(e));
   }
   uop::NodeMap<size_t> last_use;  // buffer -> the last item that reads or writes it
+  last_use.reserve(out.size() * 3);
   for (size_t i = 0; i < out.size(); i++)
     for (auto &b : out[i].bufs) last_use[b.get()] = i;
   for (auto &b : sched.transient)
     if (const size_t *i = last_use.find(b.get())) out[*i].release.push_back(b);
   return out;
 }
+
+}  // namespace
+
+std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) { return exec_items(sched); }
+std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched) { return exec_items(sched); }
 
 int64_t run(const std::vector<ExecItem> &items) {
   int64_t work = 0;
@@ -428,7 +444,7 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   stats().work_needed += sched.work_needed;
   if (tracing && !sched.items.empty()) trace::realize_begun(t0);
   const int64_t compiled_before = stats().kernels_compiled;
-  const int64_t work = sched.items.empty() ? 0 : run(lower_schedule(sched));
+  const int64_t work = sched.items.empty() ? 0 : run(lower_schedule_taking(sched));
   if (tracing && !sched.items.empty()) trace::realize_ended(sched, now_ms(), work, stats().kernels_compiled - compiled_before);
   schedule::commit(sched);
   stats().realize_seconds += (now_ms() - t0) * 1e-3;

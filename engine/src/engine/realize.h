@@ -35,6 +35,9 @@ struct ExecItem {
 
 // The schedule's kernels, compiled (or found in the kernel cache), as ExecItems.
 std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched);
+// The same, moving each item's buffers, pointer shifts and name into its
+// ExecItem rather than copying them (the items keep their ASTs and scalars).
+std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched);
 // Runs them in order (allocating buffers on first use, releasing transient
 // ones after their last use); returns the work done.
 int64_t run(const std::vector<ExecItem> &items);
