@@ -102,7 +102,7 @@ Edge edge_of(const Tensor &t) {
   return {nullptr, impl};
 }
 
-bool records_node(const std::vector<Tensor> &inputs, const Tensor &out) {
+bool records_node(Inputs inputs, const Tensor &out) {
   return grad_enabled && is_float(out.dtype()) &&
          std::any_of(inputs.begin(), inputs.end(), [](const Tensor &t) { return t.requires_grad(); });
 }
@@ -117,7 +117,7 @@ bool plain_new_handle(const std::shared_ptr<TensorImpl> &impl) {
 }
 }  // namespace
 
-Tensor record_node(const char *name, const std::vector<Tensor> &inputs, Tensor out, BackwardFn backward,
+Tensor record_node(const char *name, Inputs inputs, Tensor out, BackwardFn backward,
                    ViewReplay view, bool saves) {
   const bool reuse = plain_new_handle(TensorImpl::of(out));
   std::shared_ptr<TensorImpl> impl = reuse ? TensorImpl::of(out) : TensorImpl::make();
@@ -248,7 +248,7 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
       node->saved_inputs.clear();
     }
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
-               node->name + " returned " + std::to_string(in_grads.size()) + " gradients for " +
+               std::string(node->name) + " returned " + std::to_string(in_grads.size()) + " gradients for " +
                    std::to_string(node->inputs.size()) + " inputs");
     for (size_t i = 0; i < node->inputs.size(); i++) {
       if (!node->inputs[i] || !in_grads[i]) continue;

@@ -3,6 +3,7 @@
 // maps the output's gradient to their inputs' gradients.
 #pragma once
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,7 +117,7 @@ template <typename T>
 using NodeList = std::vector<T, shape::PoolAlloc<T>>;
 
 struct Node {
-  std::string name;
+  const char *name = "";  // a string literal (the op's torch name)
   NodeList<Edge> inputs;  // empty where no gradient is needed
   NodeList<Shape> input_shapes;
   NodeList<DType> input_dtypes;
@@ -139,6 +140,23 @@ struct Node {
   std::vector<std::weak_ptr<TensorImpl>> retained;
 };
 
+// An op's inputs as it passes them to record(): a braced list or a vector,
+// read during the call only (a braced list needs no array of its own).
+class Inputs {
+ public:
+  Inputs(std::initializer_list<Tensor> l) : data_(l.begin()), size_(l.size()) {}
+  Inputs(const std::vector<Tensor> &v) : data_(v.data()), size_(v.size()) {}  // NOLINT: implicit
+  const Tensor *begin() const { return data_; }
+  const Tensor *end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Tensor &operator[](size_t i) const { return data_[i]; }
+
+ private:
+  const Tensor *data_;
+  size_t size_;
+};
+
 // How many checked Saved values were made since the last call: an op's
 // backward rule captures its Saved values before the op records its node.
 int take_saved_count();
@@ -153,11 +171,11 @@ int take_saved_count();
 // The backward rule is made a BackwardFn only when a node will hold it.
 // `saves`: whether the backward rule holds Saved values (by default, whether
 // any were made since the last take_saved_count()).
-bool records_node(const std::vector<Tensor> &inputs, const Tensor &out);
-Tensor record_node(const char *name, const std::vector<Tensor> &inputs, Tensor out, BackwardFn backward,
+bool records_node(Inputs inputs, const Tensor &out);
+Tensor record_node(const char *name, Inputs inputs, Tensor out, BackwardFn backward,
                    ViewReplay view, bool saves);
 template <typename B>
-Tensor record(const char *name, const std::vector<Tensor> &inputs, Tensor out, B &&backward,
+Tensor record(const char *name, Inputs inputs, Tensor out, B &&backward,
               ViewReplay view = nullptr, std::optional<bool> saves = std::nullopt) {
   const bool holds = saves ? *saves : take_saved_count() > 0;
   const bool node = records_node(inputs, out);
@@ -168,7 +186,7 @@ Tensor record(const char *name, const std::vector<Tensor> &inputs, Tensor out, B
 // Runs `forward` with recording off, then record()s it. The ops `forward`
 // runs make Saved values of their own: the count is taken before.
 template <typename F, typename B>
-Tensor apply(const char *name, const std::vector<Tensor> &inputs, F &&forward, B &&backward,
+Tensor apply(const char *name, Inputs inputs, F &&forward, B &&backward,
              ViewReplay view = nullptr) {
   const bool saves = take_saved_count() > 0;
   Tensor out = [&] {
