@@ -50,10 +50,26 @@ Shape broadcast_shapes(const Shape &sa, const Shape &sb, const char *op) {
   return out;
 }
 
+namespace {
+// t's node broadcast to `out` (a shape broadcast_shapes gave): the node
+// Tensor::expand makes, without the handle, view bookkeeping and gradient
+// record an operand inside an op's forward does not need.
+UOpRef broadcast_to(const Tensor &t, const Shape &out) {
+  const Shape &cur = t.shape();
+  if (cur == out) return t.uop();
+  Shape padded(out.size() - cur.size(), 1);
+  padded.insert(padded.end(), cur.begin(), cur.end());
+  const shape::ShapeTracker &st = uop::tracker_of(t.uop());
+  shape::ShapeTracker r = padded == cur ? st : st.reshape(padded);
+  if (r.views.size() > st.views.size()) return t.expand(out).uop();  // a reshape torch would copy
+  return uop::view(t.uop(), padded == out ? std::move(r) : r.expand(out));
+}
+}  // namespace
+
 std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const char *op) {
   if (a.shape() == b.shape()) return {a.uop(), b.uop()};  // the common case: nothing to broadcast
-  Shape out = broadcast_shapes(a.shape(), b.shape(), op);
-  return {a.expand(out).uop(), b.expand(out).uop()};
+  const Shape out = broadcast_shapes(a.shape(), b.shape(), op);
+  return {broadcast_to(a, out), broadcast_to(b, out)};
 }
 
 UOpRef cast_to(const UOpRef &u, DType dt) {

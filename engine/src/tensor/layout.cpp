@@ -64,9 +64,10 @@ Strides converted(const Strides &s, const Shape &shape) {
 Strides aligned(const UOpRef &operand, const Shape &out) {
   const Shape &own = uop::shape_of(operand);
   const Strides *st = operand_strides(operand);
-  const Strides own_strides = !st ? shape::contiguous_strides(own)
-                              : operand->op == uop::Op::Cast ? converted(*st, own)
-                                                             : *st;
+  Strides made;  // when the operand's own strides are not its view's
+  if (!st) made = shape::contiguous_strides(own);
+  else if (operand->op == uop::Op::Cast) made = converted(*st, own);
+  const Strides &own_strides = !st || operand->op == uop::Op::Cast ? made : *st;
   Strides r(out.size(), 0);
   const size_t lead = out.size() - own.size();
   for (size_t d = 0; d < own.size(); d++)
@@ -205,11 +206,12 @@ bool suggests_channels_last(const Shape &shape, const std::vector<int64_t> &stri
   return true;
 }
 
-UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_operands) {
+UOpRef in_iterator_layout(const UOpRef &u, std::initializer_list<UOpRef> torch_operands) {
   if (RowMajorScope::active() || !is_elementwise(u->op) || u->src.empty()) return u;
   const Shape &shape = uop::shape_of(u);
-  const std::span<const UOpRef> operands = torch_operands.empty() ? std::span<const UOpRef>(u->src.begin(), u->src.end())
-                                                                   : std::span<const UOpRef>(torch_operands);
+  const std::span<const UOpRef> operands = torch_operands.size() == 0
+                                                ? std::span<const UOpRef>(u->src.begin(), u->src.end())
+                                                : std::span<const UOpRef>(torch_operands.begin(), torch_operands.end());
   // Computed operands, broadcast scalars (all strides 0, which the sort
   // skips; not once converted, which makes them dense) and contiguous views
   // of the result's shape: row-major. (Any other view runs the sort: ties and
@@ -222,14 +224,19 @@ UOpRef in_iterator_layout(const UOpRef &u, const std::vector<UOpRef> &torch_oper
       }))
     return u;
   std::vector<Strides> ops;
+  ops.reserve(operands.size());
   for (const UOpRef &s : operands) ops.push_back(aligned(s, shape));
   const std::vector<int64_t> order = iterator_order(ops, shape);
   // Only dims of more than one element place memory: an order that moves
   // nothing else is row-major.
-  std::vector<int64_t> big;
+  int64_t last_big = -1;
+  bool row_major = true;
   for (int64_t d : order)
-    if (shape[static_cast<size_t>(d)] > 1) big.push_back(d);
-  if (std::is_sorted(big.begin(), big.end())) return u;
+    if (shape[static_cast<size_t>(d)] > 1) {
+      row_major &= d > last_big;
+      last_big = d;
+    }
+  if (row_major) return u;
   std::vector<UOpRef> src;
   for (const UOpRef &s : u->src) src.push_back(uop::view(s, uop::tracker_of(s).permute(order)));
   const UOpRef inner = u->with_src(std::move(src));
