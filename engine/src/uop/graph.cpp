@@ -44,11 +44,17 @@ const Shape &shape_of(const UOpRef &u) {
   if (u->op == Op::Const || u->op == Op::DefineVar || u->op == Op::Sink) return scalar;
   if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;
   // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
-  std::vector<const UOp *> chain;
+  // Most chains are a node or two: their first nodes are kept on the stack.
+  constexpr size_t kNear = 8;
+  const UOp *near[kNear];
+  std::vector<const UOp *> far;
+  size_t chain = 0;
   const UOpRef *cur = &u;
   while ((uop::is_alu((*cur)->op) || (*cur)->op == Op::Cast || (*cur)->op == Op::Contiguous) &&
          !(*cur)->shape_memo.load(std::memory_order_acquire)) {
-    chain.push_back(cur->get());
+    if (chain < kNear) near[chain] = cur->get();
+    else far.push_back(cur->get());
+    chain++;
     cur = &(*cur)->src.back();
   }
   const bool unmemoized = (*cur)->op == Op::View || (*cur)->op == Op::Const || (*cur)->op == Op::DefineVar;
@@ -60,7 +66,8 @@ const Shape &shape_of(const UOpRef &u) {
     else shape::pool_delete(fresh);
     known = (*cur)->shape_memo.load(std::memory_order_acquire);
   }
-  for (const UOp *n : chain) {
+  for (size_t i = 0; i < chain; i++) {
+    const UOp *n = i < kNear ? near[i] : far[i - kNear];
     const Shape *expected = nullptr;
     n->shape_memo.compare_exchange_strong(expected, known, std::memory_order_acq_rel);
   }
