@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 
 #include "uop/graph.h"
@@ -86,9 +87,18 @@ void SplitMemo::clear() {
 }
 
 void apply_splits(Schedule &sched, SplitMemo &memo) {
+  // Most schedules split nothing: their items stay where they are.
+  size_t first = 0;
+  std::shared_ptr<const Split> split;
+  for (; first < sched.items.size(); first++)
+    if (!(split = memo.get(sched.items[first].ast))->parts.empty()) break;
+  if (first == sched.items.size()) return;
   std::vector<ScheduleItem> items;
-  for (auto &item : sched.items) {
-    const std::shared_ptr<const Split> split = memo.get(item.ast);
+  items.reserve(sched.items.size() + split->parts.size());
+  std::move(sched.items.begin(), sched.items.begin() + static_cast<std::ptrdiff_t>(first), std::back_inserter(items));
+  for (size_t i = first; i < sched.items.size(); i++) {
+    ScheduleItem &item = sched.items[i];
+    if (i > first) split = memo.get(item.ast);
     if (split->parts.empty()) {
       items.push_back(std::move(item));
       continue;
