@@ -59,9 +59,9 @@ UOpRef broadcast_to(const Tensor &t, const Shape &out) {
   if (cur == out) return t.uop();
   Shape padded(out.size() - cur.size(), 1);
   padded.insert(padded.end(), cur.begin(), cur.end());
+  // Leading size-1 dims keep any view one view (View::reshape): never a copy.
   const shape::ShapeTracker &st = uop::tracker_of(t.uop());
   shape::ShapeTracker r = padded == cur ? st : st.reshape(padded);
-  if (r.views.size() > st.views.size()) return t.expand(out).uop();  // a reshape torch would copy
   return uop::view(t.uop(), padded == out ? std::move(r) : r.expand(out));
 }
 }  // namespace
