@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -140,22 +141,10 @@ struct Node {
   std::vector<std::weak_ptr<TensorImpl>> retained;
 };
 
-// An op's inputs as it passes them to record(): a braced list or a vector,
-// read during the call only (a braced list needs no array of its own).
-class Inputs {
- public:
-  Inputs(std::initializer_list<Tensor> l) : data_(l.begin()), size_(l.size()) {}
-  Inputs(const std::vector<Tensor> &v) : data_(v.data()), size_(v.size()) {}  // NOLINT: implicit
-  const Tensor *begin() const { return data_; }
-  const Tensor *end() const { return data_ + size_; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const Tensor &operator[](size_t i) const { return data_[i]; }
-
- private:
-  const Tensor *data_;
-  size_t size_;
-};
+// An op's inputs as record() and apply() read them, during the call only:
+// a vector's elements, or a braced list's (which then needs no vector).
+using Inputs = std::span<const Tensor>;
+inline Inputs inputs_of(std::initializer_list<Tensor> l) { return Inputs(l.begin(), l.size()); }
 
 // How many checked Saved values were made since the last call: an op's
 // backward rule captures its Saved values before the op records its node.
@@ -182,6 +171,11 @@ Tensor record(const char *name, Inputs inputs, Tensor out, B &&backward,
   return record_node(name, inputs, std::move(out), node ? BackwardFn(std::forward<B>(backward)) : nullptr,
                      std::move(view), holds);
 }
+template <typename B>
+Tensor record(const char *name, std::initializer_list<Tensor> inputs, Tensor out, B &&backward,
+              ViewReplay view = nullptr, std::optional<bool> saves = std::nullopt) {
+  return record(name, inputs_of(inputs), std::move(out), std::forward<B>(backward), std::move(view), saves);
+}
 
 // Runs `forward` with recording off, then record()s it. The ops `forward`
 // runs make Saved values of their own: the count is taken before.
@@ -194,6 +188,11 @@ Tensor apply(const char *name, Inputs inputs, F &&forward, B &&backward,
     return forward();
   }();
   return record(name, inputs, std::move(out), std::forward<B>(backward), std::move(view), saves);
+}
+template <typename F, typename B>
+Tensor apply(const char *name, std::initializer_list<Tensor> inputs, F &&forward, B &&backward,
+             ViewReplay view = nullptr) {
+  return apply(name, inputs_of(inputs), std::forward<F>(forward), std::forward<B>(backward), std::move(view));
 }
 
 // Makes `impl` a view of `of` (rebuilt by `replay`), sharing its storage;
