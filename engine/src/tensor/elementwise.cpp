@@ -50,10 +50,6 @@ Shape broadcast_shapes(const Shape &sa, const Shape &sb, const char *op) {
   return out;
 }
 
-namespace {
-// t's node broadcast to `out` (a shape broadcast_shapes gave): the node
-// Tensor::expand makes, without the handle, view bookkeeping and gradient
-// record an operand inside an op's forward does not need.
 UOpRef broadcast_to(const Tensor &t, const Shape &out) {
   const Shape &cur = t.shape();
   if (cur == out) return t.uop();
@@ -64,7 +60,6 @@ UOpRef broadcast_to(const Tensor &t, const Shape &out) {
   shape::ShapeTracker r = padded == cur ? st : st.reshape(padded);
   return uop::view(t.uop(), padded == out ? std::move(r) : r.expand(out));
 }
-}  // namespace
 
 std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const char *op) {
   if (a.shape() == b.shape()) return {a.uop(), b.uop()};  // the common case: nothing to broadcast

@@ -176,10 +176,7 @@ Tensor Tensor::expand(const Shape &target) const {
   // The engine sums the gradient back down to the input's shape.
   return autograd::apply(
       "ExpandBackward", {*this},
-      [&] {
-        Tensor t = lead ? reshape(padded) : *this;
-        return out == padded ? t : with_tracker(t, tracker_of(t.uop()).expand(out));
-      },
+      [&] { return make_tensor(broadcast_to(*this, out)); },
       [](const Tensor &g, const Tensor &) { return Grads{g}; }, [out](const Tensor &t) { return t.expand(out); });
 }
 

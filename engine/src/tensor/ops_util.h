@@ -11,6 +11,10 @@ namespace loom::tensor {
 Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op);
 // "[2, 3]": torch's spelling of a size list in its messages.
 std::string list_str(const std::vector<int64_t> &v);
+// t's node broadcast to `out` (t's shape with leading dims added and size-1
+// dims expanded, already checked): its view, with no handle, view record or
+// gradient node (Tensor::expand's forward; an elementwise op's operands).
+UOpRef broadcast_to(const Tensor &t, const Shape &out);
 // The two operands broadcast to a common shape (torch rules), as graph nodes.
 std::pair<UOpRef, UOpRef> broadcast_pair(const Tensor &a, const Tensor &b, const char *op);
 // torch.result_type for two tensors (0-d tensors only lift the category).
