@@ -46,8 +46,10 @@ void read_buffer(void *host, uop::Buffer &buf, size_t bytes) {
   count_host_read(bytes);
 }
 
+bool host_addressable() { return runtime::default_device().host_addressable(); }
+
 const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch) {
-  if (!runtime::default_device().host_addressable()) {
+  if (!host_addressable()) {
     scratch.resize(bytes);
     read_buffer(scratch.data(), buf, bytes);
     return scratch.data();

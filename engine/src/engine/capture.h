@@ -64,6 +64,9 @@ void read_buffer(void *host, uop::Buffer &buf, size_t bytes);
 // memory is the host's, else copied into `scratch`. Either way one host read
 // in RunStats, so the CPU counts the reads a GPU makes.
 const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch);
+// Whether the default device's memory is the host's (the CPU): a host loop
+// over a buffer then costs no copy.
+bool host_addressable();
 // dst's elements = src's (same dtype and size).
 void copy_buffer(uop::Buffer &dst, uop::Buffer &src);
 

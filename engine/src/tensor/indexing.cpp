@@ -11,11 +11,16 @@
 
 #include "autograd/impl.h"
 #include "tensor/host_check.h"
+#include "tensor/mask_positions.h"
 #include "tensor/ops_util.h"
 
 namespace loom {
 
 using namespace tensor;
+
+Tensor tensor::gather_along(const Tensor &x, int64_t axis, const Tensor &index) {
+  return make_tensor(UOp::make(Op::Gather, x.dtype(), {x.uop(), index.cast(DType::Int64).uop()}, axis));
+}
 
 namespace {
 
@@ -44,12 +49,6 @@ void check_values(const Tensor &index, int64_t lo, int64_t hi, std::function<std
 void require_int64(const Tensor &index, const char *op) {
   if (index.dtype() != DType::Int64)
     throw Error(std::string(op) + "(): Expected dtype int64 for index, got " + dtype_name(index.dtype()));
-}
-
-// result[p] = x[p with p[axis] = index[p]]: x and the int64 index have the same
-// rank and agree on every dim but axis. No gradient of its own (callers record one).
-Tensor gather_along(const Tensor &x, int64_t axis, const Tensor &index) {
-  return make_tensor(UOp::make(Op::Gather, x.dtype(), {x.uop(), index.cast(DType::Int64).uop()}, axis));
 }
 
 struct Checked {
@@ -157,43 +156,42 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor &index, const Tensor &src) 
                                 saved, "ScatterAddBackward0");
 }
 
-Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
-  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
-    throw Error(std::string("index_select(): Expected dtype int32/int64 for index; got ") + dtype_name(index.dtype()));
-  if (index.ndim() > 1) throw IndexError("index_select(): Index is supposed to be a vector; got " + describe(index.uop()));
-  Tensor x = ndim() == 0 ? reshape({1}) : *this;
+namespace {
+
+// index_select once its index is known to be in range: gathers along `dim`,
+// with the gradient a scatter_add into zeros.
+Tensor select_checked(const Tensor &self, int64_t dim, const Tensor &index) {
+  const Tensor x = self.ndim() == 0 ? self.reshape({1}) : self;
   const int64_t d = wrap_dim(dim, x.ndim(), "index_select");
-  const int64_t n = x.shape()[d], m = index.numel();
-  check_values(index, 0, n, [](int64_t) { return std::string("index_select(): index out of range in self"); });
+  const int64_t m = index.numel();
   // A 0-d self stays 0-d whatever the index's length (torch's CPU kernel does the same).
-  if (ndim() == 0) return m == 0 ? Tensor::zeros({}, dtype()) : where(*this, *this);
+  if (self.ndim() == 0) return m == 0 ? Tensor::zeros({}, self.dtype()) : self.where(self, self);
   Shape out = x.shape();
   out[d] = m;
   Shape along(static_cast<size_t>(x.ndim()), 1);
   along[static_cast<size_t>(d)] = m;
   const Tensor ix = index.cast(DType::Int64).reshape(along).expand(out);  // a broadcast view: nothing copied
   return autograd::saves_inputs(
-      autograd::apply("IndexSelectBackward", {*this}, [&] { return gather_along(x, d, ix); },
+      autograd::apply("IndexSelectBackward", {self}, [&] { return gather_along(x, d, ix); },
                       [d, ix, shape = x.shape()](const Tensor &g, const Tensor &) {
                         return autograd::Grads{Tensor::zeros(shape, g.dtype()).scatter_add(d, ix, g)};
                       }),
       {index}, "IndexSelectBackward0");
 }
 
-namespace {
+}  // namespace
 
-// The flat positions where a realized mask is nonzero, as an int64 index
-// (torch's masks hold 0 and 1 only).
-Tensor mask_positions(const Tensor &mask, const char *op) {
-  const HostTensor m = mask.to_host();
-  std::vector<double> picks;
-  for (int64_t i = 0; i < m.numel(); i++)
-    if (m.get(i) != 0) {
-      if (m.get(i) != 1) throw Error(std::string(op) + ": Mask tensor can take 0 and 1 values only");
-      picks.push_back(static_cast<double>(i));
-    }
-  return Tensor::from_vector(picks, {static_cast<int64_t>(picks.size())}, DType::Int64);
+Tensor Tensor::index_select(int64_t dim, const Tensor &index) const {
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    throw Error(std::string("index_select(): Expected dtype int32/int64 for index; got ") + dtype_name(index.dtype()));
+  if (index.ndim() > 1) throw IndexError("index_select(): Index is supposed to be a vector; got " + describe(index.uop()));
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(ndim(), 1), "index_select");
+  const int64_t n = ndim() == 0 ? 1 : shape()[d];
+  check_values(index, 0, n, [](int64_t) { return std::string("index_select(): index out of range in self"); });
+  return select_checked(*this, dim, index);
 }
+
+namespace {
 
 // x[:, ..., mask] with a bool mask over dims [d, d + mask.ndim()): those dims
 // become one, holding the elements where the mask is true (a 0-d mask adds a
@@ -211,7 +209,7 @@ Tensor index_by_mask(const Tensor &x, int64_t dim, const Tensor &mask) {
                        std::to_string(d + i));
   Tensor flat = k == 0 ? x.unsqueeze(d) : x.flatten(d, d + k - 1);
   const Tensor picks = mask_positions(mask, "index");
-  Tensor r = flat.index_select(d, picks);
+  Tensor r = select_checked(flat, d, picks);
   Dims x_dims;  // torch's layout: x's dims around the mask's, which become one batch dim
   for (int64_t i = 0; i < d; i++) x_dims.push_back(i);
   x_dims.push_back(-1);
@@ -275,7 +273,7 @@ Tensor Tensor::masked_select(const Tensor &mask) const {
   Tensor flat = expand(s).reshape({shape_numel(s)});
   // torch's node saves the input and the mask. The result is always a new
   // tensor (also when empty: a view would share the input's version).
-  return autograd::saves_inputs(flat.index_select(0, picks), {*this, mask}, "MaskedSelectBackward0");
+  return autograd::saves_inputs(select_checked(flat, 0, picks), {*this, mask}, "MaskedSelectBackward0");
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

@@ -106,6 +106,10 @@ void check_fits_in_memory(uint64_t count, size_t bytes_each, const char *op);
 // n zeros for a host-built constant (arange, pooling matrices); a count too
 // large to allocate raises loom::Error naming `op`.
 std::vector<double> host_values(int64_t n, const char *op);
+// result[p] = x[p with p[axis] = index[p]]: x and the index (cast to int64)
+// have the same rank and agree on every dim but axis; values are not checked
+// (an index out of range reads 0). No gradient of its own (callers record one).
+Tensor gather_along(const Tensor &x, int64_t axis, const Tensor &index);
 // Tensor::mean's value, with no saved input (for composites whose own node
 // decides what is saved).
 Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim);
