@@ -32,6 +32,13 @@ void write_buffer(uop::Buffer &buf, const void *host, size_t bytes) {
   runtime::default_device().copy_in(buffer_data(buf), host, bytes);
   stats().host_writes++;
   stats().host_write_bytes += static_cast<int64_t>(bytes);
+  const bool whole = bytes == static_cast<size_t>(buf.size) * itemsize(buf.dtype);
+  if (whole && bytes <= kHostCopyBytes && !host_addressable()) {
+    const auto *p = static_cast<const std::byte *>(host);
+    buf.host_copy = std::make_shared<const std::vector<std::byte>>(p, p + bytes);
+  } else {
+    buf.host_copy.reset();
+  }
 }
 namespace {
 void count_host_read(size_t bytes) {
@@ -49,6 +56,10 @@ void read_buffer(void *host, uop::Buffer &buf, size_t bytes) {
 bool host_addressable() { return runtime::default_device().host_addressable(); }
 
 const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch) {
+  if (buf.host_copy && buf.host_copy->size() >= bytes) {
+    if (bytes) count_host_read(bytes);
+    return buf.host_copy->data();
+  }
   if (!host_addressable()) {
     scratch.resize(bytes);
     read_buffer(scratch.data(), buf, bytes);
@@ -62,6 +73,7 @@ void copy_buffer(uop::Buffer &dst, uop::Buffer &src) {
   LOOM_CHECK(dst.dtype == src.dtype && dst.size == src.size, "copy_buffer: buffers differ in dtype or size");
   const size_t bytes = static_cast<size_t>(src.size) * itemsize(src.dtype);
   if (bytes) runtime::default_device().copy(buffer_data(dst), buffer_data(src), bytes);
+  dst.host_copy = src.host_copy;
 }
 
 void copy_in(const std::shared_ptr<uop::Buffer> &buf, const void *host, size_t bytes) {

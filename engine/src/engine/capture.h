@@ -57,12 +57,18 @@ void capture_refill(const std::shared_ptr<uop::Buffer> &buf, std::function<void(
 // replay (a validation of the values, e.g. indices in range). No-op otherwise.
 void capture_check(const std::shared_ptr<uop::Buffer> &buf, std::function<void(uop::Buffer &)> check);
 
-// Host <-> device copies that record nothing (what host steps call).
+// Host <-> device copies that record nothing (what host steps call). Where
+// the device's memory is not the host's, a write of a whole buffer of at most
+// kHostCopyBytes keeps its bytes as the buffer's host_copy, which host_bytes
+// reads; a kernel writing the buffer (engine::run), a copy into it or another
+// host write replaces or drops it.
+constexpr size_t kHostCopyBytes = size_t{1} << 20;
 void write_buffer(uop::Buffer &buf, const void *host, size_t bytes);
 void read_buffer(void *host, uop::Buffer &buf, size_t bytes);
-// The first `bytes` of `buf` on the host: read in place where the device's
-// memory is the host's, else copied into `scratch`. Either way one host read
-// in RunStats, so the CPU counts the reads a GPU makes.
+// The first `bytes` of `buf` on the host: its host_copy where it has one,
+// read in place where the device's memory is the host's, else copied into
+// `scratch`. Each way one host read in RunStats, so the CPU counts the reads
+// a GPU makes.
 const void *host_bytes(uop::Buffer &buf, size_t bytes, std::vector<std::byte> &scratch);
 // Whether the default device's memory is the host's (the CPU): a host loop
 // over a buffer then costs no copy.
