@@ -383,9 +383,9 @@ int64_t run(const std::vector<ExecItem> &items) {
       bytes += b.size * size;
     }
     for (const uint64_t &v : e.vars) ptrs.push_back(const_cast<uint64_t *>(&v));
+    e.bufs[0]->host_copy.reset();  // every kernel writes its first buffer, and only that one
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
-    e.bufs[0]->host_copy.reset();  // every kernel writes its first buffer, and only that one
     double ms = 0;
     const double k0 = now_ms();
     if (debug >= 2 || tracing) {

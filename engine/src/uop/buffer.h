@@ -1,8 +1,8 @@
 // Buffer: device memory behind a BUFFER UOp. The engine has the device
 // allocate `mem` on first use; the UOp that names the buffer owns it.
 #pragma once
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
