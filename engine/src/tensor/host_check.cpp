@@ -1,6 +1,5 @@
 #include "tensor/host_check.h"
 
-#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -17,31 +16,6 @@ void realize_for_host(Tensor &t) {
 
 namespace {
 
-// The row-major elements of a plain view over `base` (items of `size`
-// bytes): in place where they lie in order, else gathered into `out`.
-const void *through_view(const std::byte *base, size_t size, const shape::View &v, std::vector<std::byte> &out) {
-  const std::vector<int64_t> order = row_major_strides(v.shape);
-  bool in_order = true;
-  for (size_t d = 0; d < v.shape.size(); d++) in_order &= v.shape[d] == 1 || v.strides[d] == order[d];
-  if (in_order) return base + static_cast<size_t>(v.offset) * size;
-  const int64_t n = v.numel(), rank = static_cast<int64_t>(v.shape.size());
-  out.resize(static_cast<size_t>(n) * size);
-  std::vector<int64_t> at(v.shape.size(), 0);
-  int64_t flat = v.offset;
-  for (int64_t i = 0; i < n; i++) {
-    std::memcpy(out.data() + static_cast<size_t>(i) * size, base + static_cast<size_t>(flat) * size, size);
-    for (int64_t d = rank - 1; d >= 0; d--) {
-      if (++at[d] < v.shape[d]) {
-        flat += v.strides[d];
-        break;
-      }
-      flat -= v.strides[d] * (v.shape[d] - 1);
-      at[d] = 0;
-    }
-  }
-  return out.data();
-}
-
 // A plain view of a buffer that holds the host's copy of its last upload
 // (uop::Buffer::host_copy): checked through the view from that copy, with no
 // kernel and no wait for the device. False where `t` is no such view.
@@ -50,11 +24,20 @@ bool check_uploaded(const Tensor &t, std::function<void(const HostValues &)> &ch
   if (base->op != Op::Buffer || !tracker_of(t.uop()).single_plain()) return false;
   const std::shared_ptr<uop::Buffer> &buf = base->arg_as<uop::BufferArg>().buffer;
   if (!buf->host_copy || buf->dtype != t.dtype()) return false;
-  auto run = [check = std::move(check), view = tracker_of(t.uop()).views[0]](uop::Buffer &b) {
-    const size_t size = itemsize(b.dtype);
-    std::vector<std::byte> scratch, gathered;
-    const auto *all = static_cast<const std::byte *>(engine::host_bytes(b, static_cast<size_t>(b.size) * size, scratch));
-    check(HostValues{b.dtype, view.numel(), through_view(all, size, view, gathered)});
+  const shape::View &view = tracker_of(t.uop()).views[0];
+  shape::View from_zero = view;
+  from_zero.offset = 0;
+  // Row-major from the view's offset: the values are read in place; else a
+  // HostTensor over the bytes gathers them.
+  auto run = [check = std::move(check), view, in_order = from_zero.contiguous()](uop::Buffer &b) {
+    const size_t size = itemsize(b.dtype), bytes = static_cast<size_t>(b.size) * size;
+    std::vector<std::byte> scratch;
+    const auto *all = static_cast<const uint8_t *>(engine::host_bytes(b, bytes, scratch));
+    if (in_order) return check(HostValues{b.dtype, view.numel(), all + static_cast<size_t>(view.offset) * size});
+    const HostTensor strided{b.dtype, view.shape, view.strides, view.offset,
+                             std::make_shared<std::vector<uint8_t>>(all, all + bytes)};
+    const HostTensor rows = strided.to_contiguous();
+    check(HostValues{b.dtype, rows.numel(), rows.storage->data()});
   };
   run(*buf);
   engine::capture_check(buf, std::move(run));

@@ -22,11 +22,20 @@ TEST(HostCopy, ACheckOfAnUploadedIndexSliceRunsNoKernelAndReadsNothingFromTheDev
   x.index_select(0, idx.slice(0, 2, 6)).realize();  // compiles the gather
   reset_run_stats();
   Tensor r = x.index_select(0, idx.slice(0, 2, 6));
-  EXPECT_EQ(run_stats().kernels_run, 0);         // the check copied nothing into a new buffer
+  EXPECT_EQ(run_stats().kernels_run, 0);  // the check copied nothing into a new buffer
   EXPECT_EQ(run_stats().host_reads, 1);  // the values, from the host's copy of the upload
   const HostTensor h = r.to_host();
   const std::vector<double> want = {0, 3, 5, 2};
   for (int64_t i = 0; i < 4; i++) EXPECT_EQ(h.get(i), want[static_cast<size_t>(i)]);
+  // A strided view, gathered on the host: only the values it selects are checked.
+  const Tensor spaced = Tensor::from_vector({3, 99, 1, 99, 2, 99, 0, 99}, {8}, DType::Int64);
+  reset_run_stats();
+  const Tensor every_other = x.index_select(0, spaced.slice(0, 0, 8, 2));
+  EXPECT_EQ(run_stats().kernels_run, 0);
+  const HostTensor g = every_other.to_host();
+  const std::vector<double> picked = {3, 1, 2, 0};
+  for (int64_t i = 0; i < 4; i++) EXPECT_EQ(g.get(i), picked[static_cast<size_t>(i)]);
+  EXPECT_THROW(x.index_select(0, spaced.slice(0, 1, 8, 2)), IndexError);
 }
 
 TEST(HostCopy, AKernelOrACopyWritingTheBufferDropsTheHostsCopy) {
