@@ -15,6 +15,7 @@
 
 #include "codegen/pipeline.h"
 #include "loom/backends.h"
+#include "engine/arena.h"
 #include "engine/beam.h"
 #include "engine/capture.h"
 #include "engine/trace.h"
@@ -369,6 +370,7 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) { return e
 std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched) { return exec_items(sched); }
 
 int64_t run(const std::vector<ExecItem> &items) {
+  place_transients(items);
   int64_t work = 0;
   const bool tracing = trace::on();
   const int debug = debug_level();

@@ -39,7 +39,8 @@ std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched);
 // ExecItem rather than copying them (the items keep their ASTs and scalars).
 std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched);
 // Runs them in order (allocating buffers on first use, releasing transient
-// ones after their last use); returns the work done.
+// ones after their last use; those the items both create and release share
+// one allocation, engine/arena.h); returns the work done.
 int64_t run(const std::vector<ExecItem> &items);
 
 // Realizes the lazy outputs together (one schedule); returns each as a view

@@ -1,0 +1,32 @@
+// One allocation for the buffers a run of kernels both creates and drops:
+// the intermediates of a realize that no one can ask for afterwards (the
+// schedule's `transient`). Their places in it are planned before the first
+// launch, from when each is first written and last read, so buffers whose
+// uses overlap never share bytes and the others reuse each other's; the run
+// then neither allocates nor frees per kernel. (Allocated and freed one by
+// one between launches, each cost microseconds in a training step: the
+// kernel before had pushed the allocator's tables out of the caches.)
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace loom::engine {
+
+struct ExecItem;
+
+// Gives each buffer that `items` use while it is unallocated and release
+// after their last use (ExecItem::release) its place in one new allocation,
+// which its `mem` keeps alive (the allocation goes back to the device when
+// the last of them is released). Returns how many buffers got a place.
+size_t place_transients(const std::vector<ExecItem> &items);
+
+// Byte offsets (multiples of kArenaAlign) for buffers of `bytes` used from
+// item `first` through item `last`, where no two whose uses overlap share a
+// byte. `total` gets the bytes they span.
+struct ArenaUse {
+  size_t first, last, bytes;
+};
+inline constexpr size_t kArenaAlign = 256;  // a CUDA allocation's alignment; more than any vector load needs
+std::vector<size_t> plan_arena(const std::vector<ArenaUse> &uses, size_t &total);
+
+}  // namespace loom::engine
