@@ -1,6 +1,7 @@
 #include "engine/arena.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/realize.h"
 #include "uop/node_map.h"
@@ -10,32 +11,38 @@ namespace loom::engine {
 // Largest first, each at the lowest offset clear of every buffer placed
 // before it whose uses overlap its own (in use at a common item): the large
 // ones pack together and the small fill the gaps, close to the most bytes
-// live at once.
+// live at once. Each item lists the buffers placed so far that are in use
+// at it, so a buffer is checked only against those it overlaps.
 std::vector<size_t> plan_arena(const std::vector<ArenaUse> &uses, size_t &total) {
-  std::vector<size_t> order(uses.size());
-  for (size_t k = 0; k < order.size(); k++) order[k] = k;
+  const size_t n = uses.size();
+  std::vector<size_t> order(n), offsets(n), ends(n);
+  size_t items = 0;
+  for (size_t k = 0; k < n; k++) {
+    order[k] = k;
+    items = std::max(items, uses[k].last + 1);
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return uses[a].bytes > uses[b].bytes; });
-  struct Placed {
-    size_t begin, end, first, last;
-  };
-  std::vector<Placed> placed;  // by offset
-  std::vector<size_t> offsets(uses.size());
+  std::vector<std::vector<size_t>> in_use(items);  // per item: placed buffers in use at it
+  std::vector<size_t> seen_for(n, n);               // the buffer being placed when a buffer was last gathered
+  std::vector<std::pair<size_t, size_t>> near;      // the overlapping placed buffers' [begin, end)
   total = 0;
   for (size_t k : order) {
     const ArenaUse &u = uses[k];
+    near.clear();
+    for (size_t t = u.first; t <= u.last; t++)
+      for (size_t j : in_use[t])
+        if (std::exchange(seen_for[j], k) != k) near.push_back({offsets[j], ends[j]});
+    std::sort(near.begin(), near.end());
     const size_t bytes = (std::max<size_t>(u.bytes, 1) + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
     size_t at = 0;
-    for (const Placed &p : placed) {
-      if (p.last < u.first || u.last < p.first) continue;  // never in use together
-      if (p.begin >= at + bytes) break;
-      at = std::max(at, p.end);
+    for (const auto &[begin, end] : near) {
+      if (begin >= at + bytes) break;
+      at = std::max(at, end);
     }
-    const Placed mine{at, at + bytes, u.first, u.last};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), mine,
-                                   [](const Placed &a, const Placed &b) { return a.begin < b.begin; }),
-                  mine);
     offsets[k] = at;
-    total = std::max(total, at + bytes);
+    ends[k] = at + bytes;
+    for (size_t t = u.first; t <= u.last; t++) in_use[t].push_back(k);
+    total = std::max(total, ends[k]);
   }
   return offsets;
 }
