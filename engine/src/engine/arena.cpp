@@ -22,26 +22,32 @@ std::vector<size_t> plan_arena(const std::vector<ArenaUse> &uses, size_t &total)
     items = std::max(items, uses[k].last + 1);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return uses[a].bytes > uses[b].bytes; });
-  std::vector<std::vector<size_t>> in_use(items);  // per item: placed buffers in use at it
-  std::vector<size_t> seen_for(n, n);               // the buffer being placed when a buffer was last gathered
-  std::vector<std::pair<size_t, size_t>> near;      // the overlapping placed buffers' [begin, end)
+  // Per item, the buffers placed so far that are in use at it: slots
+  // [at[t], at[t] + count[t]) of one array, room for all the buffers in use at it.
+  std::vector<size_t> at(items + 1, 0), count(items, 0);
+  for (const ArenaUse &u : uses)
+    for (size_t t = u.first; t <= u.last; t++) at[t + 1]++;
+  for (size_t t = 0; t < items; t++) at[t + 1] += at[t];
+  std::vector<size_t> in_use(at[items]);
+  std::vector<size_t> seen_for(n, n);           // the buffer being placed when a buffer was last gathered
+  std::vector<std::pair<size_t, size_t>> near;  // the overlapping placed buffers' [begin, end)
   total = 0;
   for (size_t k : order) {
     const ArenaUse &u = uses[k];
     near.clear();
     for (size_t t = u.first; t <= u.last; t++)
-      for (size_t j : in_use[t])
-        if (std::exchange(seen_for[j], k) != k) near.push_back({offsets[j], ends[j]});
+      for (size_t i = at[t]; i < at[t] + count[t]; i++)
+        if (const size_t j = in_use[i]; std::exchange(seen_for[j], k) != k) near.push_back({offsets[j], ends[j]});
     std::sort(near.begin(), near.end());
     const size_t bytes = (std::max<size_t>(u.bytes, 1) + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
-    size_t at = 0;
+    size_t offset = 0;
     for (const auto &[begin, end] : near) {
-      if (begin >= at + bytes) break;
-      at = std::max(at, end);
+      if (begin >= offset + bytes) break;
+      offset = std::max(offset, end);
     }
-    offsets[k] = at;
-    ends[k] = at + bytes;
-    for (size_t t = u.first; t <= u.last; t++) in_use[t].push_back(k);
+    offsets[k] = offset;
+    ends[k] = offset + bytes;
+    for (size_t t = u.first; t <= u.last; t++) in_use[at[t] + count[t]++] = k;
     total = std::max(total, ends[k]);
   }
   return offsets;
