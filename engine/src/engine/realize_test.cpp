@@ -12,12 +12,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
 #include "engine/testing/values.h"
 #include "loom/autograd.h"
 #include "loom/nn.h"
+#include "uop/uop.h"
 
 extern char **environ;
 
@@ -252,6 +255,43 @@ TEST(Work, ConvBatchNormGeluPoolComputesEachReductionOnce) {
   const RunStats bwd = run_stats();
   EXPECT_GT(bwd.work_needed, 2 * 4 * 16 * 12 * 12 * 8 * 9);  // at least the two conv-sized reductions
   EXPECT_LE(bwd.work, bwd.work_needed * 3 / 2);
+}
+
+// A 3x3 convolution's input gradient adds each window element's gradient
+// back where it was read: one elementwise sum of nine shifted views of the
+// stored windows gradient, nothing else above it (no per-element tensor ops:
+// each was graph nodes to schedule every step). At a corner only four window
+// elements read the pixel, inside all nine.
+TEST(Work, AConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
+  Tensor::manual_seed(6);
+  Tensor x = Tensor::randn({2, 3, 6, 5}).realize().requires_grad_();
+  Tensor w = Tensor::randn({4, 3, 3, 3}).realize();
+  Tensor gx = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).sum()}, {x})[0];
+  const uop::UOpRef &stored = gx.uop()->op == uop::Op::Contiguous ? gx.uop()->src[0] : gx.uop();
+  std::map<uop::Op, int> above;  // nodes above the stored windows gradient
+  std::vector<uop::UOpRef> todo{stored};
+  std::set<const uop::UOp *> seen;
+  while (!todo.empty()) {
+    uop::UOpRef u = todo.back();
+    todo.pop_back();
+    if (u->op == uop::Op::Contiguous || !seen.insert(u.get()).second) continue;
+    above[u->op]++;
+    for (const uop::UOpRef &s : u->src) todo.push_back(s);
+  }
+  EXPECT_EQ(above, (std::map<uop::Op, int>{{uop::Op::View, 9}, {uop::Op::Add, 8}}));
+  const HostTensor got = gx.to_host(), hw = w.to_host();
+  for (int64_t c = 0; c < 3; ++c) {
+    double corner = 0, inside = 0;
+    for (int64_t o = 0; o < 4; ++o)
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t b = 0; b < 3; ++b) {
+          const double v = hw.get(((o * 3 + c) * 3 + a) * 3 + b);
+          inside += v;
+          if (a < 2 && b < 2) corner += v;  // output [1 - a, 1 - b] reads it
+        }
+    EXPECT_NEAR(got.get(c * 30), corner, 1e-4) << c;          // [0, c, 0, 0]
+    EXPECT_NEAR(got.get(c * 30 + 2 * 5 + 2), inside, 1e-4) << c;  // [0, c, 2, 2]
+  }
 }
 
 // Indexing is addressing: an index_select by a permutation is one kernel of

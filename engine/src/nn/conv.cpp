@@ -21,28 +21,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Output length of a window of size k, stride s, dilation d over length n.
 int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t d) { return (n - d * (k - 1) - 1) / s + 1; }
 
-// t (N, C, OH, OW) with element [.., i, j] moved to [.., off.h + i * s.h,
-// off.w + j * s.w] of (N, C, size.h, size.w), zeros elsewhere: a window
-// position's gradient placed back where the window read. One pad for both
-// dims (a pad over a pad stacks views, which costs index arithmetic).
-Tensor place(const Tensor &t, Pair2 s, Pair2 off, Pair2 size) {
-  Tensor r = t;
-  for (int64_t axis : {2, 3}) {
-    const int64_t stride = axis == 2 ? s.h : s.w;
-    if (stride == 1) continue;
-    // (o) -> (o, 1) -> (o, stride) -> (o * stride): element i at i * stride
-    Shape merged = r.shape();
-    merged[static_cast<size_t>(axis)] *= stride;
-    std::vector<std::pair<int64_t, int64_t>> pads(5, {0, 0});
-    pads[static_cast<size_t>(axis) + 1] = {0, stride - 1};
-    r = r.unsqueeze(axis + 1).pad(pads).reshape(merged);
-  }
-  // Only zeros of a spread fall past the end.
-  const int64_t h = std::min(r.size(2), size.h - off.h), w = std::min(r.size(3), size.w - off.w);
-  if (h < r.size(2) || w < r.size(3)) r = r.shrink({{0, r.size(0)}, {0, r.size(1)}, {0, h}, {0, w}});
-  return r.pad({{0, 0}, {0, 0}, {off.h, size.h - off.h - h}, {off.w, size.w - off.w - w}});
-}
-
 // t's value stored row-major once (a differentiable identity), so that several
 // shifted reads of it load it instead of each computing it again.
 Tensor stored(const Tensor &t) {
@@ -51,13 +29,55 @@ Tensor stored(const Tensor &t) {
       [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
+// A view of (N, C, OH, OW) with element [.., i, j] moved to [.., off.h + i *
+// s.h, off.w + j * s.w] of (N, C, size.h, size.w), zeros elsewhere: a window
+// position's gradient placed back where the window read. One pad for both
+// dims (a pad over a pad stacks views, which costs index arithmetic).
+shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 size) {
+  for (int64_t axis : {2, 3}) {
+    const int64_t stride = axis == 2 ? s.h : s.w;
+    if (stride == 1) continue;
+    Shape merged = st.shape(), spread = st.shape();
+    merged[static_cast<size_t>(axis)] *= stride;
+    spread.insert(spread.begin() + axis + 1, 1);
+    std::vector<std::pair<int64_t, int64_t>> pads(5, {0, 0});
+    pads[static_cast<size_t>(axis) + 1] = {0, stride - 1};
+    st = st.reshape(spread).pad(pads).reshape(merged);
+  }
+  const Shape &now = st.shape();
+  const int64_t h = std::min(now[2], size.h - off.h), w = std::min(now[3], size.w - off.w);
+  if (h < now[2] || w < now[3]) st = st.shrink({{0, now[0]}, {0, now[1]}, {0, h}, {0, w}});
+  return st.pad({{0, 0}, {0, 0}, {off.h, size.h - off.h - h}, {off.w, size.w - off.w - w}});
+}
+
+// windows_2d's gradient where windows overlap (its adjoint): g (N, C, Ho,
+// Wo, kh, kw) -> (N, C, H, W), each window element added back where it was
+// read. Built as graph nodes directly, not through tensor ops (a backward
+// runs without recording, so there is nothing to record): kh * kw views of g
+// (one per window element, shifted and, for strides over 1, spread; the
+// padding cut off) and their elementwise sum, one kernel.
+Tensor unwindows_2d(const Tensor &g, Pair2 k, Pair2 s, Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
+  const int64_t n = g.size(0), c = g.size(1), oh = g.size(2), ow = g.size(3);
+  const uop::UOpRef src = tensor::row_major(g.uop());
+  const shape::ShapeTracker &whole = uop::tracker_of(src);
+  uop::UOpRef sum;
+  for (int64_t a = 0; a < k.h; ++a)
+    for (int64_t b = 0; b < k.w; ++b) {
+      shape::ShapeTracker part = whole.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}});
+      part = placed(part.reshape({n, c, oh, ow}), s, Pair2(a * d.h, b * d.w), padded)
+                 .shrink({{0, n}, {0, c}, {lo.h, padded.h - hi.h}, {lo.w, padded.w - hi.w}});
+      uop::UOpRef v = uop::view(src, std::move(part));
+      sum = sum ? uop::alu(uop::Op::Add, sum, v) : v;
+    }
+  return tensor::make_tensor(sum);
+}
+
 // x (N, C, H, W), zero-padded by lo before and hi after each spatial dim, ->
 // (N, C, Ho, Wo, kh, kw), element [n, c, i, j, a, b] = padded x[n, c, i*s.h +
 // a*d.h, j*s.w + b*d.w]: one strided view of x stored row-major (its windows
 // overlap where the stride is below the window), over the padding's masked
 // view of it, so the padded copy is never stored. The gradient adds each
-// window element's back where it was read: kh * kw shifted (and, for strides
-// over 1, spread) copies, one elementwise sum, the padding cut off.
+// window element's back where it was read (unwindows_2d).
 Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0, 0), Pair2 hi = Pair2(0, 0)) {
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2) + lo.h + hi.h, w = x.size(3) + lo.w + hi.w;
   const int64_t oh = out_len(h, k.h, s.h, d.h), ow = out_len(w, k.w, s.w, d.w);
@@ -87,14 +107,8 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0
           return autograd::Grads{unpad(g.permute({0, 1, 2, 4, 3, 5})
                                            .reshape({n, c, oh * k.h, ow * k.w})
                                            .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}}))};
-        std::optional<Tensor> sum;
-        for (int64_t a = 0; a < k.h; ++a)
-          for (int64_t b = 0; b < k.w; ++b) {
-            Tensor part = g.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}}).reshape({n, c, oh, ow});
-            part = place(part, s, Pair2(a * d.h, b * d.w), Pair2(h, w));
-            sum = sum ? sum->add(part) : part;
-          }
-        return autograd::Grads{stored(unpad(*sum))};  // read by several reductions (a norm's backward)
+        // Stored: read by several reductions (a norm's backward).
+        return autograd::Grads{stored(unwindows_2d(g, k, s, d, lo, hi, Pair2(h, w)))};
       });
 }
 
