@@ -37,6 +37,7 @@ shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 siz
   for (int64_t axis : {2, 3}) {
     const int64_t stride = axis == 2 ? s.h : s.w;
     if (stride == 1) continue;
+    // (o) -> (o, 1) -> (o, stride) -> (o * stride): element i at i * stride
     Shape merged = st.shape(), spread = st.shape();
     merged[static_cast<size_t>(axis)] *= stride;
     spread.insert(spread.begin() + axis + 1, 1);
@@ -44,6 +45,7 @@ shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 siz
     pads[static_cast<size_t>(axis) + 1] = {0, stride - 1};
     st = st.reshape(spread).pad(pads).reshape(merged);
   }
+  // Only zeros of a spread fall past the end.
   const Shape &now = st.shape();
   const int64_t h = std::min(now[2], size.h - off.h), w = std::min(now[3], size.w - off.w);
   if (h < now[2] || w < now[3]) st = st.shrink({{0, now[0]}, {0, now[1]}, {0, h}, {0, w}});
