@@ -1,6 +1,8 @@
 #include "corpus.h"
 
 #include "layouts.h"
+#include "loom/autograd.h"
+#include "loom/nn.h"
 #include "op_table.h"
 #include "torch_views.h"
 
@@ -105,6 +107,13 @@ std::vector<Program> showcases() {
       {"reduce.argmax_rows", "", [] { return std::vector<Tensor>{iota({4, 6}).sin().argmax(1)}; }},
       {"optimize.reduce_upcast_matmul", "",
        [] { return std::vector<Tensor>{iota({16, 12}).matmul(iota({12, 16}, DType::Float32, 0.5)).relu()}; }},
+      // A padded 3x3 convolution's input and weight gradients.
+      {"autograd.conv2d_3x3_gradients", "",
+       [] {
+         Tensor x = iota({2, 3, 6, 5}, DType::Float32, 0.01).requires_grad_();
+         Tensor w = iota({4, 3, 3, 3}, DType::Float32, 0.02).requires_grad_();
+         return autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).sin().sum()}, {x, w});
+       }},
   };
 }
 

@@ -1,5 +1,6 @@
 // The replay corpus: fixed programs whose kernels are snapshotted. One
-// program per op-table entry and layout, plus fusion and movement showcases.
+// program per op-table entry and layout, plus fusion, movement, dtype and
+// gradient showcases.
 #pragma once
 #include <functional>
 #include <string>
