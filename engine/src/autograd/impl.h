@@ -35,7 +35,7 @@ struct TensorImpl {
   // reads as version 0.
   std::shared_ptr<int64_t> version;
   const std::shared_ptr<int64_t> &version_counter() {
-    if (!version) version = std::make_shared<int64_t>(0);
+    if (!version) version = std::allocate_shared<int64_t>(shape::PoolAlloc<int64_t>(), 0);
     return version;
   }
   // A view's base (the tensor whose storage it shares) and how to rebuild it

@@ -20,6 +20,7 @@
 #include "engine/capture.h"
 #include "engine/trace.h"
 #include "renderer/c_renderer.h"
+#include "shape/pool.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
 #include "schedule/gemm.h"
@@ -268,11 +269,14 @@ std::shared_ptr<void> allocate_tracked(size_t bytes) {
   for (int64_t peak = g_peak_bytes.load(); live > peak && !g_peak_bytes.compare_exchange_weak(peak, live);) {
   }
   // The count drops when the last owner of the memory lets go.
-  return std::shared_ptr<void>(mem.get(), [mem, bytes](void *) mutable {
-    g_live_buffers--;
-    g_live_bytes -= static_cast<int64_t>(bytes);
-    mem.reset();
-  });
+  return std::shared_ptr<void>(
+      mem.get(),
+      [mem, bytes](void *) mutable {
+        g_live_buffers--;
+        g_live_bytes -= static_cast<int64_t>(bytes);
+        mem.reset();
+      },
+      shape::PoolAlloc<char>());  // the count's block from the graph's pool, not malloc
 }
 
 void *buffer_data(uop::Buffer &buf) {

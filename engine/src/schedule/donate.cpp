@@ -79,7 +79,8 @@ class Reach {
   }
   uint64_t below(const UOp *root) {
     if (const uint64_t *m = memo_.find(root)) return *m;
-    std::vector<std::pair<const UOp *, bool>> walk{{root, false}};
+    std::vector<std::pair<const UOp *, bool>> &walk = walk_;  // empty between calls; kept for its capacity
+    walk.push_back({root, false});
     while (!walk.empty()) {
       auto [u, expanded] = walk.back();
       walk.pop_back();
@@ -99,6 +100,7 @@ class Reach {
 
  private:
   NodeMap<uint64_t> bit_of_, memo_;
+  std::vector<std::pair<const UOp *, bool>> walk_;
 };
 
 // Whether the writes `ws` over `base` (whose buffer is `buf`) may store into

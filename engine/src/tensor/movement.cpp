@@ -86,15 +86,14 @@ Tensor constant_pad(const Tensor &x, const std::vector<std::pair<int64_t, int64_
 }  // namespace
 
 Tensor Tensor::reshape(const Shape &new_shape) const {
-  Shape s = new_shape;
   int64_t infer = -1, known = 1;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == -1) {
+  for (size_t i = 0; i < new_shape.size(); i++) {
+    if (new_shape[i] == -1) {
       if (infer >= 0) throw Error("reshape: only one dimension can be inferred in " + shape_str(new_shape));
       infer = static_cast<int64_t>(i);
-    } else if (s[i] < 0) {
-      throw Error("reshape: invalid shape dimension " + std::to_string(s[i]) + " in " + shape_str(new_shape));
-    } else if (__builtin_mul_overflow(known, s[i], &known)) {
+    } else if (new_shape[i] < 0) {
+      throw Error("reshape: invalid shape dimension " + std::to_string(new_shape[i]) + " in " + shape_str(new_shape));
+    } else if (__builtin_mul_overflow(known, new_shape[i], &known)) {
       throw Error("reshape: shape " + shape_str(new_shape) + " overflows int64 (numel: integer multiplication overflow)");
     }
   }
@@ -102,13 +101,16 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
     throw Error("reshape: cannot reshape " + describe(uop()) + " to " + shape_str(new_shape) + ": shape '" +
                 shape_str(new_shape) + "' is invalid for input of size " + std::to_string(numel()));
   };
+  Shape inferred;  // new_shape with its -1 filled in (a copy only then)
   if (infer >= 0) {
     if (known == 0 || numel() % known != 0) fail();
-    s[infer] = numel() / known;
+    inferred = new_shape;
+    inferred[infer] = numel() / known;
   }
+  const Shape &s = infer >= 0 ? inferred : new_shape;
   if (shape::prod(s) != numel()) fail();
   if (s == shape()) return *this;
-  auto st = tracker_of(uop());
+  const shape::ShapeTracker &st = tracker_of(uop());
   auto merged = st.reshape(s);
   // A reshape that cannot stay one view is a copy in torch.
   const bool copies = merged.views.size() > st.views.size();

@@ -41,7 +41,7 @@ std::atomic<int64_t> g_next_buffer_id{0};
 int64_t Buffer::next_id() { return g_next_buffer_id.load(); }
 
 std::shared_ptr<Buffer> Buffer::create(DType dtype, int64_t size) {
-  auto b = std::make_shared<Buffer>();
+  auto b = std::allocate_shared<Buffer>(shape::PoolAlloc<Buffer>());
   b->id = g_next_buffer_id++;
   b->dtype = dtype;
   b->size = size;

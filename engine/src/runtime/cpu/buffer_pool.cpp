@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/error.h"
+#include "shape/pool.h"
 
 namespace loom::runtime::cpu {
 
@@ -53,7 +54,7 @@ std::shared_ptr<void> allocate_buffer(size_t bytes) {
     if (!p) out_of_memory(bytes);
     std::lock_guard<std::mutex> l(pl.mu);
     pl.stats.system_allocations++;
-    return std::shared_ptr<void>(p, std::free);
+    return std::shared_ptr<void>(p, std::free, shape::PoolAlloc<char>());
   }
   const size_t mapped = (bytes + 4095) / 4096 * 4096;
   void *p = nullptr;
@@ -81,7 +82,7 @@ std::shared_ptr<void> allocate_buffer(size_t bytes) {
     // TLB on every row. Advice only: ignored where unsupported.
     if (mapped >= kHugePageBytes) madvise(p, mapped, MADV_HUGEPAGE);
   }
-  return std::shared_ptr<void>(p, [mapped](void *q) { release(q, mapped); });
+  return std::shared_ptr<void>(p, [mapped](void *q) { release(q, mapped); }, shape::PoolAlloc<char>());
 }
 
 PoolStats pool_stats() {
