@@ -9,10 +9,21 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <utility>
 #include <vector>
 
 namespace loom::uop {
+
+namespace detail {
+// The slot arrays of large maps (1 KB and up) come from, and go back to, a
+// per-thread cache of freed arrays by size, up to 16 MB a thread: the
+// scheduler's passes build tables of thousands of slots over the graph of
+// every realize, and a large malloc makes the C library sweep its cache of
+// freed small blocks, which the graph's many small objects then miss.
+void *take_slot_array(size_t bytes);
+void give_slot_array(void *p, size_t bytes);
+}  // namespace detail
 
 template <typename V>
 class NodeMap {
@@ -28,18 +39,25 @@ class NodeMap {
   NodeMap() = default;
   NodeMap(const NodeMap &o) { *this = o; }
   NodeMap(NodeMap &&o) noexcept { *this = std::move(o); }
+  ~NodeMap() { release(); }
   NodeMap &operator=(const NodeMap &o) {
     if (this == &o) return *this;
-    heap_ = o.heap_;
+    release();
+    if (o.heap_) {
+      allocate(o.cap_);
+      for (size_t i = 0; i < cap_; i++) heap_[i] = o.heap_[i];
+    }
     local_ = o.local_;
     size_ = o.size_;
     return *this;
   }
   NodeMap &operator=(NodeMap &&o) noexcept {
-    heap_ = std::move(o.heap_);
+    if (this == &o) return *this;
+    release();
+    heap_ = std::exchange(o.heap_, nullptr);
+    cap_ = std::exchange(o.cap_, 0);
     local_ = std::move(o.local_);
     size_ = o.size_;
-    o.heap_.clear();
     for (Slot &l : o.local_) l.first = nullptr;
     o.size_ = 0;
     return *this;
@@ -84,9 +102,9 @@ class NodeMap {
   // graph's passes never touch the heap.
   static constexpr size_t kLocal = 16;
 
-  Slot *slots() { return heap_.empty() ? local_.data() : heap_.data(); }
-  const Slot *slots() const { return heap_.empty() ? local_.data() : heap_.data(); }
-  size_t capacity() const { return heap_.empty() ? kLocal : heap_.size(); }
+  Slot *slots() { return heap_ ? heap_ : local_.data(); }
+  const Slot *slots() const { return heap_ ? heap_ : local_.data(); }
+  size_t capacity() const { return heap_ ? cap_ : kLocal; }
 
   size_t probe(const void *k) const {
     const Slot *p = slots();
@@ -99,16 +117,33 @@ class NodeMap {
   }
   void grow() { rehash(2 * capacity()); }
   void rehash(size_t slots) {
-    std::vector<Slot> old(slots);
-    old.swap(heap_);
-    Slot *from = old.empty() ? local_.data() : old.data();
-    const size_t n = old.empty() ? kLocal : old.size();
+    Slot *old = std::exchange(heap_, nullptr);
+    const size_t old_cap = std::exchange(cap_, 0);
+    allocate(slots);
+    Slot *from = old ? old : local_.data();
+    const size_t n = old ? old_cap : kLocal;
     for (size_t i = 0; i < n; i++)
       if (from[i].first) heap_[probe(from[i].first)] = std::move(from[i]);
+    if (old) free_slots(old, old_cap);
+  }
+  // heap_ = n fresh slots (keys null).
+  void allocate(size_t n) {
+    auto *p = static_cast<Slot *>(detail::take_slot_array(n * sizeof(Slot)));
+    for (size_t i = 0; i < n; i++) new (p + i) Slot();
+    heap_ = p;
+    cap_ = n;
+  }
+  static void free_slots(Slot *p, size_t n) {
+    for (size_t i = 0; i < n; i++) p[i].~Slot();
+    detail::give_slot_array(p, n * sizeof(Slot));
+  }
+  void release() {
+    if (heap_) free_slots(std::exchange(heap_, nullptr), std::exchange(cap_, 0));
   }
 
   std::array<Slot, kLocal> local_;  // each Slot's key starts null
-  std::vector<Slot> heap_;  // power-of-two size once the local slots fill; a null key marks an empty slot
+  Slot *heap_ = nullptr;  // cap_ slots (a power of two) once the local slots fill; a null key marks an empty slot
+  size_t cap_ = 0;
   size_t size_ = 0;
 };
 
