@@ -13,6 +13,7 @@
 #include "loom/autograd.h"
 #include "loom/tensor.h"
 #include "shape/pool.h"
+#include "shape/pool_function.h"
 #include "uop/uop.h"
 
 namespace loom {
@@ -22,7 +23,7 @@ struct Node;
 }
 // Rebuilds a view from its base (torch's view replay): the movement ops from
 // the base's value to the view's.
-using ViewReplay = std::function<Tensor(const Tensor &)>;
+using ViewReplay = shape::PoolFunction<Tensor(const Tensor &)>;
 
 struct TensorImpl {
   UOpRef uop;
@@ -82,7 +83,7 @@ using Grads = std::vector<std::optional<Tensor>>;
 // (gradient of the output, the output's value) -> one gradient per input, in
 // any shape that broadcasts to the input's (the engine sums it down and casts
 // it to the input's dtype); nullopt where the input gets none.
-using BackwardFn = std::function<Grads(const Tensor &grad, const Tensor &out)>;
+using BackwardFn = shape::PoolFunction<Grads(const Tensor &grad, const Tensor &out)>;
 
 // Where a gradient goes: the node that produced an input (non-leaves), or the
 // leaf itself. Edges point at nodes rather than at tensors, so an in-place

@@ -20,7 +20,7 @@ using namespace tensor;
 // The view replayed over a placeholder buffer (never allocated), its nested
 // views composed into one tracker.
 shape::ShapeTracker tensor::storage_view(const Shape &base_shape, DType dt,
-                                         const std::function<Tensor(const Tensor &)> &replay) {
+                                         const shape::PoolFunction<Tensor(const Tensor &)> &replay) {
   Tensor placeholder(buffer_view(uop::Buffer::create(dt, shape_numel(base_shape)), base_shape));
   UOpRef v = replay(placeholder).uop();
   shape::ShapeTracker st = tracker_of(v);

@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "loom/tensor.h"
+#include "shape/pool_function.h"
 #include "tensor/graph.h"
 
 namespace loom::tensor {
@@ -99,7 +100,7 @@ UOpRef row_major(const UOpRef &u);
 // Where each element of a view lands in its base's row-major storage: the
 // view's replay (its movement ops from the base) over a base of that shape.
 shape::ShapeTracker storage_view(const Shape &base_shape, DType dt,
-                                 const std::function<Tensor(const Tensor &)> &replay);
+                                 const shape::PoolFunction<Tensor(const Tensor &)> &replay);
 // Raises loom::Error naming `op` when `count` objects of `bytes_each` bytes
 // cannot fit in this machine's memory.
 void check_fits_in_memory(uint64_t count, size_t bytes_each, const char *op);
