@@ -19,18 +19,18 @@ struct ExecItem {
   std::string name;
   uop::UOpRef ast;  // the kernel's AST (the kernel cache's key)
   std::shared_ptr<const runtime::Program> program;
-  std::vector<std::shared_ptr<uop::Buffer>> bufs;
+  shape::PoolVector<std::shared_ptr<uop::Buffer>> bufs;
   // The runtime scalars' values the program reads (codegen::Program::vars),
   // each as uop::param_bits: bound at launch, never part of the kernel.
-  std::vector<uint64_t> vars;
-  std::vector<uop::UOpRef> params;  // the CONSTs (uop::Param) whose values `vars` holds, in the same order
-  std::vector<int64_t> shifts;  // per buffer: elements its pointer moves by (schedule/offsets.h)
+  shape::PoolVector<uint64_t> vars;
+  shape::PoolVector<uop::UOpRef> params;  // the CONSTs (uop::Param) whose values `vars` holds, in the same order
+  shape::PoolVector<int64_t> shifts;  // per buffer: elements its pointer moves by (schedule/offsets.h)
   int64_t global_size = 1;  // trip count of the outermost loop
   bool parallel = false;    // split the outermost loop across cores
   int64_t work = 0;         // value ALU operations one launch executes
   // Transient buffers this launch reads for the last time (the schedule's
   // `transient`): their memory goes back to the device after it.
-  std::vector<std::shared_ptr<uop::Buffer>> release;
+  shape::PoolVector<std::shared_ptr<uop::Buffer>> release;
 };
 
 // The schedule's kernels, compiled (or found in the kernel cache), as ExecItems.

@@ -31,7 +31,7 @@ shape::ShapeTracker moved(shape::ShapeTracker st, int64_t shift) {
 
 }  // namespace
 
-uop::UOpRef shift_offsets(const uop::UOpRef &ast, size_t slots, std::vector<int64_t> &shifts) {
+uop::UOpRef shift_offsets(const uop::UOpRef &ast, size_t slots, shape::PoolVector<int64_t> &shifts) {
   std::vector<int64_t> low(slots, kNone);
   std::vector<bool> pinned(slots, false);  // no shift
   auto see = [&](int64_t slot, int64_t at) {

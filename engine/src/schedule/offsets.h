@@ -23,6 +23,6 @@ constexpr int64_t kShiftUnit = 16;
 // address, rounded down to a multiple of kShiftUnit (0 where a WRITE's
 // indexed stores may address below its view). Every address stays inside the
 // buffer: a gated load's fallback element 0 is the element at the shift.
-uop::UOpRef shift_offsets(const uop::UOpRef &ast, size_t slots, std::vector<int64_t> &shifts);
+uop::UOpRef shift_offsets(const uop::UOpRef &ast, size_t slots, shape::PoolVector<int64_t> &shifts);
 
 }  // namespace loom::schedule

@@ -23,10 +23,10 @@ struct ScheduleItem {
   // the store is row-major (arg ShapeTracker), or a WRITE's stores (arg
   // WriteArg, src {DEFINE_GLOBAL 0, value[, index]}) into a buffer written before.
   UOpRef ast;
-  std::vector<std::shared_ptr<uop::Buffer>> bufs;  // slot k -> buffer; bufs[0] is the output
-  std::vector<UOpRef> vars;  // DEFINE_VAR slot k -> the runtime scalar (a CONST with a Param) bound to it
+  shape::PoolVector<std::shared_ptr<uop::Buffer>> bufs;  // slot k -> buffer; bufs[0] is the output
+  shape::PoolVector<UOpRef> vars;  // DEFINE_VAR slot k -> the runtime scalar (a CONST with a Param) bound to it
   // Per slot: the elements a launch moves the buffer's pointer by (schedule/offsets.h).
-  std::vector<int64_t> shifts;
+  shape::PoolVector<int64_t> shifts;
   std::string name;  // from structure: "E_" elementwise, "r_" reduce, "s_" scan, "sort_", "w_" stores
 };
 

@@ -51,7 +51,7 @@ struct ScheduleTemplate {
     std::string name;
     std::vector<int64_t> slots;
     std::vector<int64_t> vars;  // per DEFINE_VAR slot: the position of its runtime scalar
-    std::vector<int64_t> shifts;  // ScheduleItem::shifts (the key fixes the views' offsets)
+    shape::PoolVector<int64_t> shifts;  // ScheduleItem::shifts (the key fixes the views' offsets)
   };
   struct Realized {
     int64_t position;  // of the node that gets a buffer

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace loom::shape {
 
@@ -30,6 +31,11 @@ struct PoolAlloc {
   template <typename U>
   bool operator==(const PoolAlloc<U> &) const { return true; }
 };
+
+// A vector whose elements live in the pool: the small lists each kernel of a
+// realize carries (its buffers, pointer shifts, runtime scalars).
+template <typename T>
+using PoolVector = std::vector<T, PoolAlloc<T>>;
 
 // new and delete over the pool, for an object owned through a raw pointer
 // (a node's memoized shape).
