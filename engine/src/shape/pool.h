@@ -4,7 +4,11 @@
 // freed blocks per size per thread, so most of those went through its slow
 // path. Blocks come from malloc and are kept by size class (16-byte steps up
 // to 512 bytes) on the freeing thread's list, up to 8 MB a thread, for its
-// next allocation of that size. Under AddressSanitizer the lists are bypassed, so
+// next allocation of that size. Freed blocks of 1 KB and more (the
+// scheduler's tables over a graph, NodeMap) are kept too, up to 16 of them
+// and 16 MB a thread, for the next request of exactly their size: a large
+// malloc would also make the C library sweep its cache of freed small blocks,
+// which the graph's many small objects then miss. Under AddressSanitizer the lists are bypassed, so
 // that it sees every free (a pooled block is never poisoned).
 #pragma once
 #include <cstddef>
@@ -17,7 +21,7 @@ namespace loom::shape {
 void *pool_allocate(size_t bytes);
 void pool_free(void *p, size_t bytes);
 bool pool_enabled();       // false in a sanitizer build
-size_t pool_kept_bytes();  // what this thread's lists hold now
+size_t pool_kept_bytes();  // what this thread's lists of small blocks hold now
 
 // A std allocator over the pool, for std::allocate_shared.
 template <typename T>

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,26 @@ TEST(Pool, LargeRequestsGoStraightToMalloc) {
   void *b = pool_allocate(200);
   static_cast<char *>(b)[199] = 1;
   pool_free(b, 200);
+}
+
+// A freed block of 1 KB or more is kept for the next request of exactly its
+// size (without the cache, malloc would hand it to the held allocation). On
+// a thread of its own, whose cache starts empty.
+TEST(Pool, ALargeFreedBlockServesTheNextRequestOfItsSize) {
+  if (!pool_enabled()) GTEST_SKIP() << "the pool is bypassed under AddressSanitizer";
+  void *a = nullptr, *b = nullptr, *other = nullptr;
+  std::thread([&] {
+    a = pool_allocate(40000);
+    pool_free(a, 40000);
+    void *held = std::malloc(40000);
+    other = pool_allocate(40016);  // another size: not the kept block
+    b = pool_allocate(40000);
+    pool_free(b, 40000);
+    pool_free(other, 40016);
+    std::free(held);
+  }).join();
+  EXPECT_NE(other, a);
+  EXPECT_EQ(b, a);
 }
 
 TEST(Pool, ABlockFreedOnAnotherThreadIsReusedThere) {

@@ -13,17 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace loom::uop {
+#include "shape/pool.h"
 
-namespace detail {
-// The slot arrays of large maps (1 KB and up) come from, and go back to, a
-// per-thread cache of freed arrays by size, up to 16 MB a thread: the
-// scheduler's passes build tables of thousands of slots over the graph of
-// every realize, and a large malloc makes the C library sweep its cache of
-// freed small blocks, which the graph's many small objects then miss.
-void *take_slot_array(size_t bytes);
-void give_slot_array(void *p, size_t bytes);
-}  // namespace detail
+namespace loom::uop {
 
 template <typename V>
 class NodeMap {
@@ -126,16 +118,18 @@ class NodeMap {
       if (from[i].first) heap_[probe(from[i].first)] = std::move(from[i]);
     if (old) free_slots(old, old_cap);
   }
-  // heap_ = n fresh slots (keys null).
+  // heap_ = n fresh slots (keys null), from the graph's pool: a large
+  // array freed by the last map of its size (the scheduler's tables, every
+  // realize) serves this one.
   void allocate(size_t n) {
-    auto *p = static_cast<Slot *>(detail::take_slot_array(n * sizeof(Slot)));
+    auto *p = static_cast<Slot *>(shape::pool_allocate(n * sizeof(Slot)));
     for (size_t i = 0; i < n; i++) new (p + i) Slot();
     heap_ = p;
     cap_ = n;
   }
   static void free_slots(Slot *p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i].~Slot();
-    detail::give_slot_array(p, n * sizeof(Slot));
+    shape::pool_free(p, n * sizeof(Slot));
   }
   void release() {
     if (heap_) free_slots(std::exchange(heap_, nullptr), std::exchange(cap_, 0));
