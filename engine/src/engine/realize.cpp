@@ -20,11 +20,11 @@
 #include "engine/capture.h"
 #include "engine/trace.h"
 #include "renderer/c_renderer.h"
-#include "shape/pool.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
 #include "schedule/gemm.h"
 #include "schedule/schedule.h"
+#include "shape/pool.h"
 #include "uop/node_map.h"
 
 namespace loom::engine {

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <new>
 #include <utility>
-#include <vector>
 
 #include "shape/pool.h"
 
@@ -34,11 +33,12 @@ class NodeMap {
   ~NodeMap() { release(); }
   NodeMap &operator=(const NodeMap &o) {
     if (this == &o) return *this;
+    Slot *copy = o.heap_ ? fresh_slots(o.cap_) : nullptr;  // may throw: this map is unchanged then
+    if (copy)
+      for (size_t i = 0; i < o.cap_; i++) copy[i] = o.heap_[i];
     release();
-    if (o.heap_) {
-      allocate(o.cap_);
-      for (size_t i = 0; i < cap_; i++) heap_[i] = o.heap_[i];
-    }
+    heap_ = copy;
+    cap_ = copy ? o.cap_ : 0;
     local_ = o.local_;
     size_ = o.size_;
     return *this;
@@ -109,23 +109,22 @@ class NodeMap {
   }
   void grow() { rehash(2 * capacity()); }
   void rehash(size_t slots) {
-    Slot *old = std::exchange(heap_, nullptr);
-    const size_t old_cap = std::exchange(cap_, 0);
-    allocate(slots);
+    Slot *fresh = fresh_slots(slots);  // may throw: this map is unchanged then
+    Slot *old = std::exchange(heap_, fresh);
+    const size_t old_cap = std::exchange(cap_, slots);
     Slot *from = old ? old : local_.data();
     const size_t n = old ? old_cap : kLocal;
     for (size_t i = 0; i < n; i++)
       if (from[i].first) heap_[probe(from[i].first)] = std::move(from[i]);
     if (old) free_slots(old, old_cap);
   }
-  // heap_ = n fresh slots (keys null), from the graph's pool: a large
-  // array freed by the last map of its size (the scheduler's tables, every
-  // realize) serves this one.
-  void allocate(size_t n) {
+  // n slots with null keys, from the graph's pool: a large array freed by
+  // the last map of its size (the scheduler's tables, every realize) serves
+  // this one.
+  static Slot *fresh_slots(size_t n) {
     auto *p = static_cast<Slot *>(shape::pool_allocate(n * sizeof(Slot)));
     for (size_t i = 0; i < n; i++) new (p + i) Slot();
-    heap_ = p;
-    cap_ = n;
+    return p;
   }
   static void free_slots(Slot *p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i].~Slot();
