@@ -116,7 +116,7 @@ class Saved {
 
 // A node's per-input lists come from the graph's pool, as the node does.
 template <typename T>
-using NodeList = std::vector<T, shape::PoolAlloc<T>>;
+using NodeList = shape::PoolVector<T>;
 
 struct Node {
   const char *name = "";  // a string literal (the op's torch name)

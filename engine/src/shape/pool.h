@@ -36,8 +36,9 @@ struct PoolAlloc {
   bool operator==(const PoolAlloc<U> &) const { return true; }
 };
 
-// A vector whose elements live in the pool: the small lists each kernel of a
-// realize carries (its buffers, pointer shifts, runtime scalars).
+// A vector whose elements live in the pool: the small lists a graph's objects
+// carry (a tracker's views, an autograd node's inputs, a kernel's buffers,
+// pointer shifts and runtime scalars).
 template <typename T>
 using PoolVector = std::vector<T, PoolAlloc<T>>;
 

@@ -18,7 +18,7 @@
 namespace loom::shape {
 
 class ViewStack {
-  using Views = std::vector<View, PoolAlloc<View>>;
+  using Views = PoolVector<View>;
 
  public:
   using const_iterator = Views::const_iterator;
