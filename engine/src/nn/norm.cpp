@@ -1,5 +1,7 @@
-// batch_norm and layer_norm as composites (autograd differentiates the batch
-// statistics too, as torch's formulas do).
+// batch_norm and layer_norm. Training batch_norm is one autograd node with
+// torch's backward formula (its forward ops record nothing); layer_norm and
+// evaluation-mode batch_norm are composites that autograd differentiates
+// through.
 #include <optional>
 
 #include "autograd/impl.h"
@@ -26,6 +28,102 @@ Tensor refined_mean(const Tensor &x, const Dims &axes) {
   Tensor m = mean_of(x, axes, true);
   return m.add(mean_of(x.sub(m), axes, true).detach());
 }
+
+// What the training forward keeps for its backward: the batch's mean and
+// 1 / sqrt(var + eps), in the input's compute dtype, shaped to broadcast.
+struct BatchStats {
+  Tensor mean, invstd;
+};
+
+struct BatchNormDims {
+  Dims axes;     // every dim but the channel's
+  Shape bshape;  // (1, C, 1, ...)
+  int64_t count;  // elements per channel
+  bool row_major;  // the input does not suggest channels_last
+};
+
+// y = x * alpha + beta as torch's CPU kernel computes it: one fused multiply-add
+// (float32's exact product and one rounding of the sum, through float64),
+// with alpha = invstd * weight and beta = bias - mean * alpha. The same
+// roundings matter where |x * alpha| is far above |y|: a channel of (nearly)
+// constant values, whose invstd is near 1 / sqrt(eps).
+Tensor normalize(const Tensor &x, const Tensor &mean, const Tensor &invstd, const std::optional<Tensor> &weight,
+                 const std::optional<Tensor> &bias, const Shape &bshape) {
+  const Tensor alpha = weight ? invstd.mul(up(*weight).reshape(bshape)) : invstd;
+  const Tensor shift = mean.mul(alpha);
+  const Tensor beta = bias ? up(*bias).reshape(bshape).sub(shift) : shift.neg();
+  const DType wide = x.dtype() == DType::Float32 ? DType::Float64 : x.dtype();
+  return x.cast(wide).mul(alpha.cast(wide)).add(beta.cast(wide)).cast(x.dtype());
+}
+
+// The batch's statistics (invstd computed in float64, then rounded, as torch
+// saves it), with the running statistics updated in place.
+BatchStats batch_stats(const Tensor &x, const std::optional<Tensor> &running_mean,
+                       const std::optional<Tensor> &running_var, const BatchNormDims &d, double momentum, double eps) {
+  autograd::NoGradGuard guard;
+  const Tensor mean = refined_mean(x, d.axes);
+  const Tensor centered = x.sub(mean);
+  const Tensor var = mean_of(centered.mul(centered), d.axes, true);
+  const int64_t c = d.bshape[1];
+  if (running_mean) {
+    Tensor rm = *running_mean;  // shares the caller's handle
+    rm.assign(up(rm).mul(1 - momentum).add(mean.reshape({c}).mul(momentum)));
+  }
+  if (running_var) {
+    const double unbiased = static_cast<double>(d.count) / static_cast<double>(d.count - 1);
+    Tensor rv = *running_var;
+    rv.assign(up(rv).mul(1 - momentum).add(var.reshape({c}).mul(unbiased).mul(momentum)));
+  }
+  return {mean, var.cast(DType::Float64).add(eps).rsqrt().cast(x.dtype())};
+}
+
+// torch's native_batch_norm_backward in training, from the saved mean and
+// invstd: with sum = sum(dy) and dot = sum(dy * (x - mean)) over a channel,
+// k = dot * invstd^2 / N and dx = (dy - sum / N - (x - mean) * k) * invstd * w;
+// the weight's gradient is dot * invstd, the bias's sum.
+autograd::Grads train_backward(const Tensor &g, const Tensor &input, const std::optional<Tensor> &weight,
+                               bool has_bias, const BatchStats &s, const BatchNormDims &d) {
+  std::optional<tensor::RowMajorScope> row_major;
+  if (d.row_major) row_major.emplace();
+  const Tensor dy = up(g), centered = up(input).sub(s.mean);
+  const Tensor sum = dy.sum(d.axes, true), dot = dy.mul(centered).sum(d.axes, true);
+  const auto n = static_cast<double>(d.count);
+  const Tensor k = dot.mul(s.invstd).mul(s.invstd).div(n);
+  Tensor dx = dy.sub(sum.div(n)).sub(centered.mul(k)).mul(s.invstd);
+  if (weight) dx = dx.mul(up(*weight).reshape(d.bshape));
+  autograd::Grads grads{dx};
+  const int64_t c = d.bshape[1];
+  if (weight) grads.emplace_back(dot.mul(s.invstd).reshape({c}));
+  if (has_bias) grads.emplace_back(sum.reshape({c}));
+  return grads;
+}
+
+Tensor batch_norm_train(const Tensor &input, const std::optional<Tensor> &running_mean,
+                        const std::optional<Tensor> &running_var, const std::optional<Tensor> &weight,
+                        const std::optional<Tensor> &bias, const BatchNormDims &d, double momentum, double eps) {
+  constexpr const char *kNode = "NativeBatchNormBackward0";
+  Tensor y;
+  BatchStats stats;
+  {
+    autograd::NoGradGuard guard;
+    const Tensor x = up(input);
+    stats = batch_stats(x, running_mean, running_var, d, momentum, eps);
+    y = normalize(x, stats.mean, stats.invstd, weight, bias, d.bshape).cast(input.dtype());
+  }
+  autograd::take_saved_count();  // the forward's own ops recorded nothing
+  std::vector<Tensor> inputs{input};
+  for (const auto *t : {&weight, &bias})
+    if (*t) inputs.push_back(**t);
+  // One node, as torch's: its rule reads the input and the weight as they
+  // were (torch saves both) and the statistics computed here.
+  auto w = weight ? std::optional<autograd::Saved>(std::in_place, *weight, kNode) : std::nullopt;
+  return autograd::record(kNode, inputs, y,
+                          [x = autograd::Saved(input, kNode), w = std::move(w), has_bias = bias.has_value(),
+                           stats = std::move(stats), d](const Tensor &g, const Tensor &) {
+                            const auto weight = w ? std::optional<Tensor>(w->get()) : std::nullopt;
+                            return train_backward(g, x.get(), weight, has_bias, stats, d);
+                          });
+}
 }  // namespace
 
 Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean,
@@ -40,63 +138,35 @@ Tensor batch_norm(const Tensor &input, const std::optional<Tensor> &running_mean
   check_channel_vector(bias, c, "bias");
   if (!training && (!running_mean || !running_var))
     throw Error("batch_norm: running_mean and running_var must be defined in evaluation mode");
+  BatchNormDims d{{0}, Shape(static_cast<size_t>(input.ndim()), 1), input.numel() / std::max<int64_t>(c, 1),
+                  !tensor::suggests_channels_last(input.shape(), input.strides())};
+  for (int64_t i = 2; i < input.ndim(); ++i) d.axes.push_back(i);
+  d.bshape[1] = c;
   // torch's result keeps the input's suggested memory format: channels_last
   // stays so (the elementwise nodes follow the input), anything else is
   // row-major.
   std::optional<tensor::RowMajorScope> row_major;
-  if (!tensor::suggests_channels_last(input.shape(), input.strides())) row_major.emplace();
-  Dims axes = {0};
-  for (int64_t d = 2; d < input.ndim(); ++d) axes.push_back(d);
-  Shape bshape(static_cast<size_t>(input.ndim()), 1);
-  bshape[1] = c;
-  const int64_t count = input.numel() / std::max<int64_t>(c, 1);
-  Tensor x = up(input);
-  Tensor mean, var;
+  if (d.row_major) row_major.emplace();
+  Tensor y;
   if (training) {
-    if (count <= 1)
+    if (d.count <= 1)
       throw ValueError("batch_norm: Expected more than 1 value per channel when training, got input size " +
                        shape_of(input));
-    mean = refined_mean(x, axes);
-    Tensor centered = x.sub(mean);
-    var = mean_of(centered.mul(centered), axes, true);
-    if (running_mean || running_var) {
-      autograd::NoGradGuard guard;
-      Tensor m = mean.detach().reshape({c});
-      Tensor v = var.detach().reshape({c}).mul(static_cast<double>(count) / static_cast<double>(count - 1));
-      if (running_mean) {
-        Tensor rm = *running_mean;  // shares the caller's handle
-        rm.assign(up(rm).mul(1 - momentum).add(m.mul(momentum)));
-      }
-      if (running_var) {
-        Tensor rv = *running_var;
-        rv.assign(up(rv).mul(1 - momentum).add(v.mul(momentum)));
-      }
-    }
+    y = batch_norm_train(input, running_mean, running_var, weight, bias, d, momentum, eps);
   } else {
-    // Running statistics are buffers: no gradient flows into them.
-    mean = up(running_mean->detach()).reshape(bshape);
-    var = up(running_var->detach()).reshape(bshape);
+    // Running statistics are buffers: no gradient flows into them; invstd
+    // comes from the running variance in x's dtype.
+    const Tensor x = up(input);
+    const Tensor mean = up(running_mean->detach()).reshape(d.bshape);
+    const Tensor invstd = up(running_var->detach()).reshape(d.bshape).add(eps).rsqrt();
+    y = normalize(x, mean, invstd, weight, bias, d.bshape).cast(input.dtype());
   }
-  // As torch's CPU kernel: y = x * alpha + beta, one fused multiply-add
-  // (float32's exact product and one rounding of the sum, through float64),
-  // with alpha = invstd * weight and beta = bias - mean * alpha; invstd =
-  // 1 / sqrt(var + eps) is the saved statistic in training (computed in
-  // float64, then rounded) and comes from the running variance in x's dtype
-  // in evaluation. The same roundings matter where |x * alpha| is far above
-  // |y|: a channel of (nearly) constant values, whose invstd is near
-  // 1 / sqrt(eps).
-  const Tensor invstd = training ? var.cast(DType::Float64).add(eps).rsqrt().cast(x.dtype()) : var.add(eps).rsqrt();
-  const Tensor alpha = weight ? invstd.mul(up(*weight).reshape(bshape)) : invstd;
-  const Tensor shift = mean.mul(alpha);
-  const Tensor beta = bias ? up(*bias).reshape(bshape).sub(shift) : shift.neg();
-  const DType wide = x.dtype() == DType::Float32 ? DType::Float64 : x.dtype();
-  const Tensor y = x.cast(wide).mul(alpha.cast(wide)).add(beta.cast(wide)).cast(x.dtype());
   // torch's node saves the input, the weight and the running statistics (as
   // they are after this call's update), not the bias.
   std::vector<Tensor> saved{input};
   for (const auto *t : {&weight, &running_mean, &running_var})
     if (*t) saved.push_back(**t);
-  return autograd::saves_inputs(y.cast(input.dtype()), saved, "NativeBatchNormBackward0");
+  return autograd::saves_inputs(y, saved, "NativeBatchNormBackward0");
 }
 
 Tensor layer_norm(const Tensor &input, const Shape &normalized_shape, const std::optional<Tensor> &weight,
