@@ -53,6 +53,35 @@ std::vector<size_t> plan_arena(const std::vector<ArenaUse> &uses, size_t &total)
   return offsets;
 }
 
+namespace {
+struct RememberedPlan {
+  std::vector<ArenaUse> uses;
+  std::vector<size_t> offsets;
+  size_t total = 0;
+};
+constexpr size_t kRememberedPlans = 4;
+thread_local RememberedPlan remembered[kRememberedPlans];
+thread_local size_t next_slot = 0, plans_made = 0;
+}  // namespace
+
+const std::vector<size_t> &plan_arena_cached(const std::vector<ArenaUse> &uses, size_t &total) {
+  for (const RememberedPlan &p : remembered)
+    if (!p.uses.empty() && p.uses == uses) {
+      total = p.total;
+      return p.offsets;
+    }
+  RememberedPlan &p = remembered[next_slot];
+  next_slot = (next_slot + 1) % kRememberedPlans;
+  p.uses.clear();  // a failed plan leaves the slot empty
+  p.offsets = plan_arena(uses, p.total);
+  p.uses = uses;
+  ++plans_made;
+  total = p.total;
+  return p.offsets;
+}
+
+size_t arena_plans_made() { return plans_made; }
+
 size_t place_transients(const std::vector<ExecItem> &items) {
   uop::NodeMap<size_t> last_read;
   for (size_t i = 0; i < items.size(); i++)
@@ -71,7 +100,7 @@ size_t place_transients(const std::vector<ExecItem> &items) {
     }
   if (placed.empty()) return 0;
   size_t total = 0;
-  const std::vector<size_t> offsets = plan_arena(uses, total);
+  const std::vector<size_t> &offsets = plan_arena_cached(uses, total);
   const std::shared_ptr<void> arena = allocate_tracked(total);
   for (size_t k = 0; k < placed.size(); k++)
     placed[k]->mem = std::shared_ptr<void>(arena, static_cast<char *>(arena.get()) + offsets[k]);

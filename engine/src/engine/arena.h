@@ -25,8 +25,16 @@ size_t place_transients(const std::vector<ExecItem> &items);
 // byte. `total` gets the bytes they span.
 struct ArenaUse {
   size_t first, last, bytes;
+  bool operator==(const ArenaUse &) const = default;
 };
 inline constexpr size_t kArenaAlign = 256;  // a CUDA allocation's alignment; more than any vector load needs
 std::vector<size_t> plan_arena(const std::vector<ArenaUse> &uses, size_t &total);
+// plan_arena, remembered for the last few distinct lists of uses on this
+// thread: a training loop realizes the same schedules step after step, and
+// their transients' sizes and lifetimes repeat exactly. The offsets stay
+// valid until the next call on this thread. arena_plans_made() counts the
+// plans this thread made (not found remembered), for tests.
+const std::vector<size_t> &plan_arena_cached(const std::vector<ArenaUse> &uses, size_t &total);
+size_t arena_plans_made();
 
 }  // namespace loom::engine

@@ -85,5 +85,28 @@ TEST(Arena, ARunsTransientsShareOneAllocation) {
   EXPECT_EQ(memory_stats().live_buffers, before.live_buffers);  // the last one released gave it back
 }
 
+TEST(Arena, ARepeatedRunReusesItsPlan) {
+  auto run = [] {
+    std::vector<std::shared_ptr<uop::Buffer>> bufs;
+    for (int k = 0; k < 7; k++) bufs.push_back(uop::Buffer::create(DType::Float32, 1000 + 10 * k));
+    std::vector<ExecItem> items = chain(bufs);
+    EXPECT_EQ(place_transients(items), 6u);
+    std::vector<ptrdiff_t> at;
+    for (int k = 0; k < 6; k++)
+      at.push_back(static_cast<const char *>(bufs[k]->data()) - static_cast<const char *>(bufs[0]->data()));
+    return at;
+  };
+  const size_t made = arena_plans_made();
+  const std::vector<ptrdiff_t> first = run();
+  EXPECT_EQ(arena_plans_made(), made + 1);
+  EXPECT_EQ(run(), first);  // the same places, in a new allocation
+  EXPECT_EQ(arena_plans_made(), made + 1);
+  // Another list of uses gets a plan of its own.
+  std::vector<ArenaUse> other{{0, 1, 100}, {1, 2, 100}, {0, 2, 7}};
+  size_t total = 0;
+  EXPECT_EQ(plan_arena_cached(other, total), plan_arena(other, total));
+  EXPECT_EQ(arena_plans_made(), made + 2);
+}
+
 }  // namespace
 }  // namespace loom::engine
