@@ -1,10 +1,26 @@
 #include "shape/shape_tracker.h"
 
+#include <array>
 #include <sstream>
 
 namespace loom::shape {
 
-ShapeTracker ShapeTracker::from_shape(const Shape &shape) { return ShapeTracker{ViewStack(View::create(shape))}; }
+// The row-major trackers of the shapes this thread asked for last: a graph
+// asks for the same few shapes over and over (each new tensor's, each node's
+// tracker), and a copy of a kept one is a reference count where a new one is
+// four allocations (its views, their array, a shape and a stride list).
+// Copies share the views until one changes (ViewStack copies on write).
+ShapeTracker ShapeTracker::from_shape(const Shape &shape) {
+  constexpr size_t kKept = 16;
+  thread_local std::array<ShapeTracker, kKept> kept;
+  thread_local size_t next = 0;
+  for (const ShapeTracker &t : kept)
+    if (!t.views.empty() && t.shape() == shape) return t;
+  ShapeTracker &slot = kept[next];
+  next = (next + 1) % kKept;
+  slot = ShapeTracker{ViewStack(View::create(shape))};
+  return slot;
+}
 
 ShapeTracker ShapeTracker::with_top(View v) const {
   if (views.size() == 1) return ShapeTracker{ViewStack(std::move(v))};

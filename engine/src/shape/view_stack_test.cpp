@@ -31,6 +31,17 @@ TEST(ViewStack, EraseAndPushOnASharedStackLeaveTheOtherIntact) {
   EXPECT_EQ(a.views[1].shape, (Shape{6}));
 }
 
+TEST(ViewStack, RowMajorTrackersOfOneShapeShareTheirViews) {
+  ShapeTracker a = ShapeTracker::from_shape({5, 7});
+  const ShapeTracker b = ShapeTracker::from_shape({5, 7});
+  EXPECT_EQ(&std::as_const(a.views)[0], &b.views[0]);  // the second is a copy of the first
+  EXPECT_NE(&ShapeTracker::from_shape({7, 5}).views[0], &b.views[0]);
+  a.views[0].offset = 3;  // a takes its own views; the kept one stays row-major
+  EXPECT_EQ(b.views[0].offset, 0);
+  EXPECT_EQ(ShapeTracker::from_shape({5, 7}).views[0].offset, 0);
+  EXPECT_TRUE(ShapeTracker::from_shape({5, 7}).contiguous());
+}
+
 TEST(ViewStack, AnEmptyStackReadsAsNoViews) {
   ViewStack s;
   EXPECT_TRUE(s.empty());
