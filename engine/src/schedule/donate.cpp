@@ -166,10 +166,14 @@ bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, 
   // by another output) may run after the stores. (A node that reads the old
   // value has the base's bit, and so do the nodes referring to it: `earlier`
   // holds every one of them below the writes.)
+  // Each node counts once: a node can be in both lists (a WRITE the write
+  // depends on ends its kernel and begins the walk of the kernels before it;
+  // a node fused into the write's kernel may also be computed in an earlier one).
   NodeMap<long> from_before;  // references from the writes, their kernel and the kernels before it
+  NodeSet counted;
   for (const Nodes *nodes : std::initializer_list<const Nodes *>{&ws, &same_kernel, &earlier})
     for (const UOp *u : *nodes)
-      if (g.runs.contains(u))
+      if (g.runs.contains(u) && counted.insert(u))
         for (auto &x : u->src) from_before[x.get()]++;
   NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
   std::pmr::vector<std::pair<const UOp *, bool>> walk(scratch);

@@ -139,6 +139,62 @@ TEST(InPlace, AHeldValueReadInAnEarlierKernelKeepsItsBuffer) {
   }
 }
 
+// SGD with momentum (torch's nesterov form, as the hlb step runs it): the
+// momentum's kernel reads the parameter's old value (through the gradient
+// plus weight decay, also computed again in the parameter's kernel) and runs
+// before the parameter's update. Both updates store into their own buffers.
+TEST(InPlace, MomentumAndParameterUpdatesStoreIntoTheirBuffers) {
+  Tensor p = iota({64}), m = iota({64});
+  const Tensor grad = iota({64});
+  const void *p_at = storage(p), *m_at = storage(m);
+  std::vector<float> hp(64), hm(64), hg(64);
+  for (size_t i = 0; i < 64; ++i) hp[i] = hm[i] = hg[i] = static_cast<float>(i);
+  for (int step = 0; step < 3; ++step) {
+    reset_run_stats();
+    {
+      Tensor g = grad.add(p.mul(5e-4));
+      m.assign(m.mul(0.9).add(g));
+      p.assign(p.sub(g.add(m.mul(0.9)).mul(0.01)));
+    }
+    std::vector<Tensor> state{p, m};
+    realize_all(state);
+    EXPECT_EQ(run_stats().kernels_run, 2) << "step " << step;
+    EXPECT_EQ(run_stats().buffers_allocated, 0) << "step " << step;
+    for (size_t i = 0; i < 64; ++i) {
+      const float g = hg[i] + hp[i] * 5e-4f;
+      hm[i] = hm[i] * 0.9f + g;
+      hp[i] = hp[i] - (g + hm[i] * 0.9f) * 0.01f;
+    }
+  }
+  EXPECT_EQ(storage(p), p_at);
+  EXPECT_EQ(storage(m), m_at);
+  const HostTensor got_p = p.to_host(), got_m = m.to_host();
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_FLOAT_EQ(got_p.get(i), hp[static_cast<size_t>(i)]) << i;
+    EXPECT_FLOAT_EQ(got_m.get(i), hm[static_cast<size_t>(i)]) << i;
+  }
+}
+
+// The same updates with the gradient plus weight decay still held, lazy: it
+// reads the parameter's old value after the updates, so the parameter's
+// update goes into a new buffer.
+TEST(InPlace, AHeldValueOfTheOldParameterKeepsItsBuffer) {
+  Tensor p = iota({8}), m = iota({8}), grad = iota({8});
+  Tensor g = grad.add(p.mul(0.5));  // 3i / 2
+  m.assign(m.mul(0.9).add(g));
+  p.assign(p.sub(g.add(m.mul(0.9)).mul(0.1)));
+  reset_run_stats();
+  std::vector<Tensor> state{p, m};
+  realize_all(state);
+  EXPECT_EQ(run_stats().buffers_allocated, 1);
+  const HostTensor hg = g.to_host(), hp = p.to_host();
+  for (int64_t i = 0; i < 8; ++i) {
+    const auto x = static_cast<float>(i), gi = x + x * 0.5f, mi = x * 0.9f + gi;
+    EXPECT_FLOAT_EQ(hg.get(i), gi) << i;
+    EXPECT_FLOAT_EQ(hp.get(i), x - (gi + mi * 0.9f) * 0.1f) << i;
+  }
+}
+
 // A whole copy into an unrealized tensor takes the source's buffer node as
 // its value; writes into each of the two afterwards are two updates of that
 // one value, and only one may store into its buffer.
