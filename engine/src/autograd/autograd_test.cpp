@@ -130,6 +130,29 @@ TEST(Autograd, ASecondBackwardThroughFreedValuesRaisesAsTorchDoes) {
   for (size_t i = 0; i < got.size(); i++) EXPECT_FLOAT_EQ(got[i], twice[i]);
 }
 
+// After a backward without retain_graph the nodes hold none of the forward's
+// values (torch's release_variables): with the loss and the forward's last
+// activation still held, as a training loop holds them, realizing the
+// gradients keeps buffers for the gradients and those two only; every other
+// intermediate is a transient of that realize.
+TEST(Autograd, TheForwardsIntermediatesAreTransientsOfTheGradientsRealize) {
+  Tensor x = Tensor::rand({16, 8}).realize();
+  Tensor w1 = Tensor::rand({8, 32}).realize(), w2 = Tensor::rand({32, 4}).realize();
+  w1.requires_grad_();
+  w2.requires_grad_();
+  Tensor h = x.matmul(w1);
+  h = h.sub(h.sum({1}, true).div(32.0)).neg().reshape({16, 32}).matmul(w2);  // sum, neg and views save nothing
+  Tensor loss = h.mul(h).sum();
+  std::vector<Tensor> grads = autograd::grad({loss}, {w1, w2});
+  grads.push_back(loss);
+  grads.push_back(h);
+  const int64_t live = memory_stats().live_buffers;
+  reset_run_stats();
+  realize_all(grads);
+  EXPECT_GE(run_stats().kernels_run, 6);
+  EXPECT_EQ(memory_stats().live_buffers, live + 4);  // two gradients, the loss and h
+}
+
 TEST(Autograd, NoGradDetachAndLeaves) {
   Tensor x = leaf({1, 2});
   {

@@ -22,9 +22,16 @@ void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
 int take_saved_count() { return std::exchange(saved_made, 0); }
 
-Saved::Saved(const Tensor &t, const char *op, bool checked)
-    : value_(t.uop()), counter_(TensorImpl::of(t)->version_counter()), version_(*counter_), op_(op), checked_(checked) {
-  saved_made += checked ? 1 : 0;
+Saved::Saved(const Tensor &t, const char *op, bool checked) : op_(op), checked_(checked) {
+  if (checked) {
+    value_ = t.uop();
+    counter_ = TensorImpl::of(t)->version_counter();
+    version_ = *counter_;
+    saved_made++;
+  } else {
+    shape_ = t.shape();
+    dtype_ = t.dtype();
+  }
 }
 
 namespace {
@@ -37,7 +44,8 @@ namespace {
 }  // namespace
 
 Tensor Saved::get() const {
-  if (checked_ && *counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
+  if (!checked_) return Tensor::zeros(shape_, dtype_);
+  if (*counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
   return Tensor(value_);
 }
 
@@ -242,10 +250,19 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
       modified_in_place(Tensor(node->out), node->name, *node->out_counter, node->out_version);
     for (const Saved &s : node->saved_inputs) s.get();
     Grads in_grads = node->backward(Tensor(*g_out), Tensor(node->out));
+    // Without retain_graph the node lets go of the forward's values, as
+    // torch's releases its saved variables: a node that saved some frees
+    // them (a second backward through it raises) and its output; any other
+    // keeps zeros of its output's shape and dtype in the output's place (its
+    // rule reads no value of the output), so that the forward's intermediates
+    // it reached are no longer held and realize as transients.
     if (!retain_graph && node->saves) {
       node->freed = true;
       node->backward = nullptr;
       node->saved_inputs.clear();
+      node->out = nullptr;
+    } else if (!retain_graph) {
+      node->out = Tensor::zeros(shape_of(node->out), node->out->dtype).uop();
     }
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
                std::string(node->name) + " returned " + std::to_string(in_grads.size()) + " gradients for " +

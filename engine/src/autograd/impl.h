@@ -82,7 +82,10 @@ namespace autograd {
 using Grads = std::vector<std::optional<Tensor>>;
 // (gradient of the output, the output's value) -> one gradient per input, in
 // any shape that broadcasts to the input's (the engine sums it down and casts
-// it to the input's dtype); nullopt where the input gets none.
+// it to the input's dtype); nullopt where the input gets none. Only a rule
+// whose node saves the result (saves_result) may read the output's values;
+// the others get its shape and dtype (after a backward without
+// retain_graph, zeros stand in for it).
 using BackwardFn = shape::PoolFunction<Grads(const Tensor &grad, const Tensor &out)>;
 
 // Where a gradient goes: the node that produced an input (non-leaves), or the
@@ -100,18 +103,22 @@ Edge edge_of(const Tensor &t);
 // A tensor a backward rule reads: its value at record time, and the version
 // counter that must not have moved when backward runs (torch's check).
 // `checked` is false where the value only serves the gradient of an input
-// that needs none: torch does not save it then, so it does not raise either.
+// that needs none (or a rule that ignores it): torch does not save it then,
+// so it does not raise either, and it holds no value: get() gives zeros of
+// its shape and dtype, so the node does not keep the forward's values alive.
 class Saved {
  public:
   Saved(const Tensor &t, const char *op, bool checked = true);
   Tensor get() const;
 
  private:
-  UOpRef value_;
+  UOpRef value_;  // checked only
   std::shared_ptr<int64_t> counter_;
-  int64_t version_;
+  int64_t version_ = 0;
   const char *op_;
   bool checked_;
+  Shape shape_;  // unchecked only
+  DType dtype_ = DType::Float32;
 };
 
 // A node's per-input lists come from the graph's pool, as the node does.
