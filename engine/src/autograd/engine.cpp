@@ -44,7 +44,7 @@ namespace {
 }  // namespace
 
 Tensor Saved::get() const {
-  if (!checked_) return Tensor::zeros(shape_, dtype_);
+  if (!checked_) return Tensor(uop::scalar_tensor(0, dtype_, shape_));
   if (*counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
   return Tensor(value_);
 }
@@ -262,7 +262,7 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
       node->saved_inputs.clear();
       node->out = nullptr;
     } else if (!retain_graph) {
-      node->out = Tensor::zeros(shape_of(node->out), node->out->dtype).uop();
+      node->out = uop::scalar_tensor(0, node->out->dtype, shape_of(node->out));
     }
     LOOM_CHECK(in_grads.size() == node->inputs.size(),
                std::string(node->name) + " returned " + std::to_string(in_grads.size()) + " gradients for " +
