@@ -195,6 +195,32 @@ TEST(InPlace, AHeldValueOfTheOldParameterKeepsItsBuffer) {
   }
 }
 
+// A loss shown through detach() and realized with the gradients: the loss
+// itself then reads that buffer too, so neither holds the forward's graph,
+// and the parameter's update stores into its buffer (the loss keeps its value).
+TEST(InPlace, ARealizedDetachedLossLeavesTheParameterUpdatedInPlace) {
+  Tensor w = iota({8});
+  w.requires_grad_();
+  const Tensor x = iota({8});
+  Tensor loss = w.mul(x).sum().mul(0.5);  // not a view (a sum over all dims is one, of its kept-dims result)
+  std::vector<Tensor> done = autograd::grad({loss}, {w});
+  const Tensor shown = loss.detach();
+  done.push_back(shown);
+  realize_all(done);
+  const void *at = storage(w);
+  reset_run_stats();
+  {
+    autograd::NoGradGuard no_grad;
+    w.assign(w.sub(done[0].mul(0.5)));
+  }
+  w.realize();
+  EXPECT_EQ(run_stats().buffers_allocated, 0);
+  EXPECT_EQ(storage(w), at);
+  EXPECT_EQ(w.to_host().get(3), 2.25);  // 3 - 1.5 / 2
+  EXPECT_EQ(loss.item(), 70.0);         // half the sum of i^2 over 0..7, from before the update
+  EXPECT_EQ(shown.item(), 70.0);
+}
+
 // A whole copy into an unrealized tensor takes the source's buffer node as
 // its value; writes into each of the two afterwards are two updates of that
 // one value, and only one may store into its buffer.

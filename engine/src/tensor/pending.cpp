@@ -78,6 +78,14 @@ std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
 
 void rebase_views(TensorImpl &impl, const UOpRef &before, const UOpRef &now) {
   if (before == now) return;
+  // A view holding its base's value as it is (detach()) shares it: the base
+  // takes the buffer too, so that it stops holding the graph (a detached
+  // loss would otherwise keep the whole forward, and every parameter's old
+  // value, alive through the optimizer's step).
+  if (impl.view_base && impl.view_base->uop == before) {
+    impl.view_base->uop = now;
+    rebase_views(*impl.view_base, before, now);
+  }
   for (auto &w : impl.views) {
     auto v = w.lock();
     if (!v) continue;

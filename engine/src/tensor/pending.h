@@ -26,8 +26,9 @@ std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs);
 // would schedule, the updates left pending.
 std::vector<UOpRef> with_pending_updates(const std::vector<UOpRef> &outs);
 // `impl` took the buffer `now` for its value `before`: its live views that
-// read `before` directly read the buffer instead, so they stop holding the
-// graph that computed it (and every buffer that graph reads).
+// read `before` directly read the buffer instead, and so does its base when
+// it holds `before` itself, so they stop holding the graph that computed it
+// (and every buffer that graph reads).
 void rebase_views(TensorImpl &impl, const UOpRef &before, const UOpRef &now);
 
 }  // namespace loom::tensor
