@@ -29,9 +29,10 @@ Dims normalize_dims(const Tensor &t, const Dims &dims, const char *op) {
   return out;
 }
 
-// Gradient of a product, amax or amin, given the gradient and the result with the reduced dims kept.
+// Gradient of a reduction, given the gradient and the result with the reduced dims kept.
 Tensor reduce_backward(Op op, const Tensor &x, const Tensor &g, const Tensor &out) {
   const Shape &in = x.shape();
+  if (op == Op::Add) return g.expand(in);
   Dims axes;  // the reduced dims of size > 1 (size-1 ones reduce nothing)
   for (int64_t d = 0; d < x.ndim(); d++)
     if (out.shape()[d] != in[d]) axes.push_back(d);
@@ -58,14 +59,12 @@ Tensor reduce(const Tensor &t, Op op, const Dims &axes, bool keepdim) {
   // still a new tensor, as torch's: never the input's own handle.
   const char *name = op == Op::Add ? "SumBackward" : op == Op::Mul ? "ProdBackward" : op == Op::Max ? "AmaxBackward" : "AminBackward";
   Tensor value = make_tensor(axes.empty() ? t.uop() : UOp::make(Op::ReduceAxis, t.dtype(), {t.uop()}, uop::ReduceArg{op, axes}));
-  // torch's sum keeps only its input's shape (changing the input in place
-  // later is no error, and the node holds none of the forward's values);
-  // prod, amax and amin save the input itself.
-  Tensor r = op == Op::Add ? autograd::record(name, {t}, value,
-                                              [in = t.shape()](const Tensor &g, const Tensor &) { return Grads{g.expand(in)}; })
-                           : autograd::record(name, {t}, value, [op, x = autograd::Saved(t, "ReduceBackward")](const Tensor &g, const Tensor &out) {
-                               return Grads{reduce_backward(op, x.get(), g, out)};
-                             });
+  // torch's sum keeps only its input's shape, so changing the input in place
+  // later is no error; prod, amax and amin save the input itself.
+  const bool saves_input = op != Op::Add;
+  Tensor r = autograd::record(name, {t}, value, [op, x = autograd::Saved(t, "ReduceBackward", saves_input)](const Tensor &g, const Tensor &out) {
+    return Grads{reduce_backward(op, x.get(), g, out)};
+  });
   if (op != Op::Add) autograd::saves_result(r);  // torch saves amax/amin/prod's result
   if (keepdim) return r;
   Shape s;
