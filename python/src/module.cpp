@@ -71,6 +71,7 @@ void bind_stats(py::module_ &m) {
     py::dict d;
     d["schedules"] = s.schedules;
     d["schedule_hits"] = s.schedule_hits;
+    d["donation_checks"] = s.donation_checks;
     d["kernels_run"] = s.kernels_run;
     d["buffers_allocated"] = s.buffers_allocated;
     d["kernels_compiled"] = s.kernels_compiled;

@@ -296,6 +296,10 @@ Tensor operator/(const Tensor &a, Scalar b);
 struct RunStats {
   int64_t schedules = 0;  // graphs scheduled by realize (a JIT replay schedules none)
   int64_t schedule_hits = 0;  // of those, graphs whose schedule came from the schedule cache
+  // Graphs with writes whose donations (which writes store in place) were
+  // checked on the graph; a structure met before under the same reference
+  // counts reuses the decision instead.
+  int64_t donation_checks = 0;
   int64_t kernels_run = 0;
   int64_t buffers_allocated = 0;  // device buffers created by realize (outputs and intermediates)
   int64_t kernels_compiled = 0;   // cache misses that invoked the compiler

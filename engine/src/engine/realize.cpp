@@ -448,6 +448,7 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   }
   stats().schedules++;
   stats().schedule_hits += sched.cached;
+  stats().donation_checks += sched.donations_checked;
   stats().work_needed += sched.work_needed;
   if (tracing && !sched.items.empty()) trace::realize_begun(t0);
   const int64_t compiled_before = stats().kernels_compiled;

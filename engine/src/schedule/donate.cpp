@@ -254,10 +254,14 @@ NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &
       // to its buffer): no one can read the old value. Otherwise the check.
       const bool alone = strong_refs(base) == static_cast<long>(ws.size()) && (buf == base || base->src[0].use_count() == 1);
       if (alone || donatable(base, ws, g, reach, uint64_t{1} << (k - first), &scratch))
-        for (const UOp *w : ws) out[w] = buf->arg_as<uop::BufferArg>().buffer;
+        for (const UOp *w : ws) out[w] = donated_buffer(w);
     }
   }
   return out;
+}
+
+const std::shared_ptr<uop::Buffer> &donated_buffer(const UOp *write) {
+  return uop::whole_buffer(write->src[0].get())->arg_as<uop::BufferArg>().buffer;
 }
 
 }  // namespace loom::schedule

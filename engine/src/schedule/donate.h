@@ -25,5 +25,7 @@ bool is_full_overwrite(const uop::UOp *w);
 // `graph_size`: about how many nodes the graphs have (a size hint for its tables).
 uop::NodeMap<std::shared_ptr<uop::Buffer>> find_donations(const std::vector<UOpRef> &raw,
                                                           const std::vector<UOpRef> &outputs, size_t graph_size);
+// The buffer a donated WRITE stores into: its base's.
+const std::shared_ptr<uop::Buffer> &donated_buffer(const uop::UOp *write);
 
 }  // namespace loom::schedule

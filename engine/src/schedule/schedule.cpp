@@ -447,18 +447,33 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   const UOpRef sink = substitute_realized(order, rebuilt);
   const std::vector<UOpRef> outputs = sink->src.vec();
   const size_t nodes = order.size();
-  const auto donated = find_donations(raw_outputs, outputs, nodes);
   if (sink != raw_sink) order = uop::toposort_refs(sink, nodes);
 
   Schedule sched;
   NodeMap<UOpRef> view_of;  // each realized node's buffer, viewed in its shape
-  std::vector<bool> donated_at(order.size());
-  for (size_t i = 0; i < order.size(); i++) donated_at[i] = donated.contains(order[i]->get());
-  const GraphKey key = graph_key(order, donated_at);
+  GraphKey key = graph_key(order);
+  // The counts decide the donations only where substitution changed nothing
+  // (otherwise the raw graphs' references count too).
+  RefCounts refs = key.writes && sink == raw_sink ? ref_counts(order) : RefCounts{};
+  std::optional<Decided> decided = refs.empty() ? std::nullopt : find_decided(key, refs);
+  NodeMap<std::shared_ptr<uop::Buffer>> donated;
+  if (decided) {
+    key.donated = std::move(decided->donated);
+    for (int64_t at : key.donated) {
+      const uop::UOp *w = order[static_cast<size_t>(at)]->get();
+      donated[w] = donated_buffer(w);
+    }
+  } else if (key.writes) {
+    donated = find_donations(raw_outputs, outputs, nodes);
+    sched.donations_checked = true;
+    for (size_t i = 0; i < order.size(); i++)
+      if (donated.contains(order[i]->get())) key.donated.push_back(static_cast<int64_t>(i));
+  }
   std::shared_ptr<ScheduleTemplate> built;  // stored once the passes below have run (their log is in its explanation)
-  if (auto tmpl = find_template(key)) {
+  if (auto tmpl = decided ? std::move(decided->schedule) : find_template(key)) {
     instantiate(*tmpl, order, key.bases, sched, view_of);
     sched.cached = true;
+    if (!decided && !refs.empty()) remember_refs(key, std::move(refs));
   } else {
     std::vector<UOpRef> nodes;
     for (const UOpRef *u : order) nodes.push_back(*u);
@@ -472,7 +487,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   log_pass("gemms", sched);
   split_reductions(sched);
   log_pass("reductions", sched);
-  if (built) store_template(key, std::move(built));
+  if (built) store_template(key, std::move(built), std::move(refs));
   return sched;
 }
 

@@ -46,6 +46,9 @@ struct Schedule {
   // The graph's structure equalled an earlier one's: its kernels were not cut
   // again but taken from the schedule cache (schedule/schedule_cache.h).
   bool cached = false;
+  // Its writes' donations were checked on the graph (schedule/donate.h), not
+  // taken from the cache for an equal structure under equal reference counts.
+  bool donations_checked = false;
   // Why the graph was cut as it was (schedule/explain.h); null unless explaining.
   std::shared_ptr<Explanation> explanation;
 };

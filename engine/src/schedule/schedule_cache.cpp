@@ -18,6 +18,8 @@ size_t mix(size_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 struct Entry {
   std::vector<int64_t> code;
   std::vector<uop::Arg> args;  // monostate for BUFFER nodes and runtime scalars
+  std::vector<int64_t> donated;
+  RefCounts refs;  // the reference counts its donations were last decided under (empty: none)
   std::shared_ptr<const ScheduleTemplate> schedule;
 };
 
@@ -35,11 +37,22 @@ Cache &cache() {
   return *c;
 }
 
-bool same(const Entry &e, const GraphKey &k) {
+// The same structure (donations aside).
+bool same_structure(const Entry &e, const GraphKey &k) {
   if (e.code != k.code) return false;
   for (size_t i = 0; i < k.args.size(); i++)
     if (k.args[i] && !uop::arg_equal(e.args[i], *k.args[i])) return false;
   return true;
+}
+
+bool same(const Entry &e, const GraphKey &k) { return e.donated == k.donated && same_structure(e, k); }
+
+// The entry stored under an equal key, or null. The cache's lock is held.
+Entry *find_entry(Cache &c, const GraphKey &key) {
+  auto [lo, hi] = c.map.equal_range(key.hash);
+  for (auto it = lo; it != hi; ++it)
+    if (same(it->second, key)) return &it->second;
+  return nullptr;
 }
 
 }  // namespace
@@ -67,7 +80,7 @@ uop::NodeSet absolute_buffers(const std::vector<const UOpRef *> &order) {
 
 }  // namespace
 
-GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<bool> &donated) {
+GraphKey graph_key(const std::vector<const UOpRef *> &order) {
   GraphKey k;
   const uop::NodeSet absolute = absolute_buffers(order);
   uop::NodeMap<int64_t> base;  // a relative buffer's base
@@ -83,7 +96,8 @@ GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<b
   for (size_t i = 0; i < order.size(); i++) {
     const uop::UOp *u = order[i]->get();
     position[u] = static_cast<int64_t>(i);
-    put(static_cast<int64_t>(u->op) << 16 | static_cast<int64_t>(u->dtype) << 1 | (donated[i] ? 1 : 0));
+    put(static_cast<int64_t>(u->op) << 16 | static_cast<int64_t>(u->dtype));
+    k.writes |= u->op == Op::Write;
     put(static_cast<int64_t>(u->src.size()));
     for (auto &s : u->src) put(*position.find(s.get()));
     if (u->op == Op::Buffer) {
@@ -112,17 +126,36 @@ GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<b
   return k;
 }
 
+RefCounts ref_counts(const std::vector<const UOpRef *> &order) {
+  RefCounts refs(order.size());
+  for (size_t i = 0; i < order.size(); i++) refs[i] = order[i]->use_count();
+  return refs;
+}
+
 std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key) {
+  auto &c = cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  const Entry *e = find_entry(c, key);
+  return e ? e->schedule : nullptr;
+}
+
+std::optional<Decided> find_decided(const GraphKey &key, const RefCounts &refs) {
   auto &c = cache();
   std::lock_guard<std::mutex> l(c.mu);
   auto [lo, hi] = c.map.equal_range(key.hash);
   for (auto it = lo; it != hi; ++it)
-    if (same(it->second, key)) return it->second.schedule;
-  return nullptr;
+    if (it->second.refs == refs && same_structure(it->second, key)) return Decided{it->second.donated, it->second.schedule};
+  return std::nullopt;
 }
 
-void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t) {
-  Entry e{key.code, {}, std::move(t)};
+void remember_refs(const GraphKey &key, RefCounts refs) {
+  auto &c = cache();
+  std::lock_guard<std::mutex> l(c.mu);
+  if (Entry *e = find_entry(c, key)) e->refs = std::move(refs);
+}
+
+void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t, RefCounts refs) {
+  Entry e{key.code, {}, key.donated, std::move(refs), std::move(t)};
   e.args.reserve(key.args.size());
   for (const uop::Arg *a : key.args) e.args.push_back(a ? *a : uop::Arg{});
   auto &c = cache();

@@ -4,7 +4,11 @@
 // names) depend only on the graph's structure with its buffers as
 // placeholders, the outputs asked for and which writes were donated their
 // base's buffer, so a schedule is kept per such key and replayed with the
-// step's own buffers, without cutting the graph again.
+// step's own buffers, without cutting the graph again. Which writes are
+// donated depends, beside the structure, only on how many references each
+// node has (schedule/donate.h): the cache also remembers the counts its
+// decision was made under, and an equal structure with equal counts reuses
+// the decision without checking the graph again.
 #pragma once
 #include <deque>
 #include <memory>
@@ -37,10 +41,11 @@ struct GraphKey {
   std::vector<const uop::Arg *> args;  // into the live graph, or `owned`, while the key is used
   std::deque<uop::Arg> owned;          // the relative views' args
   std::vector<std::pair<int64_t, int64_t>> bases;  // (position of a BUFFER node, its base), in order
-  size_t hash = 0;
+  size_t hash = 0;                     // of the structure (not of `donated`)
+  bool writes = false;                 // the graph has a WRITE
+  std::vector<int64_t> donated;        // positions of the WRITEs whose stores go into their base's buffer, set by the caller
 };
-// `donated[i]`: order[i] is a WRITE whose stores go into its base's buffer.
-GraphKey graph_key(const std::vector<const UOpRef *> &order, const std::vector<bool> &donated);
+GraphKey graph_key(const std::vector<const UOpRef *> &order);
 
 // A schedule with its buffers as positions in the order: slot >= 0 is the
 // BUFFER node at that position; slot < 0 the buffer realizing the node at
@@ -65,9 +70,24 @@ struct ScheduleTemplate {
   std::shared_ptr<Explanation> explanation;  // when the cut was explained (schedule/explain.h)
 };
 
-// The template stored under an equal key, if any.
+// Per node of the order, its strong references: with the structure, all the
+// donation check reads (schedule/donate.h).
+using RefCounts = std::vector<long>;
+RefCounts ref_counts(const std::vector<const UOpRef *> &order);
+
+// The template stored under an equal key (structure and donations), if any.
 std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key);
-void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t);
+// A template of an equal structure whose donations were decided (or last
+// found again) under equal reference counts, with those donations' positions.
+struct Decided {
+  std::vector<int64_t> donated;
+  std::shared_ptr<const ScheduleTemplate> schedule;
+};
+std::optional<Decided> find_decided(const GraphKey &key, const RefCounts &refs);
+// `refs` (empty: none known) are the counts the key's donations were decided under.
+void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t, RefCounts refs);
+// The entry of an equal key remembers `refs` as its decision's counts.
+void remember_refs(const GraphKey &key, RefCounts refs);
 size_t cached_schedules();
 void clear_schedule_cache();  // each structure is cut again when next realized
 

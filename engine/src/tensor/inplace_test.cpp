@@ -195,6 +195,31 @@ TEST(InPlace, AHeldValueOfTheOldParameterKeepsItsBuffer) {
   }
 }
 
+// A repeated update reuses the donation decided for its structure only under
+// the same reference counts: in the step where a lazy value of the old
+// parameter is held, the update goes to a new buffer (the old one keeps the
+// value to read). The next step stores in place again, checked once more
+// (the parameter is now a new buffer's view, with other counts than before),
+// and the one after reuses that decision.
+TEST(InPlace, AnUpdateUnderOtherHoldersIsCheckedAgain) {
+  Tensor p = iota({8});
+  for (int step = 0; step < 6; ++step) {
+    Tensor old_half;
+    if (step == 3) old_half = p.mul(0.5);
+    p.assign(p.mul(0.5).add(1.0));
+    reset_run_stats();
+    p.realize();
+    if (step >= 2) {
+      EXPECT_EQ(run_stats().donation_checks, step == 3 || step == 4 ? 1 : 0) << "step " << step;
+      EXPECT_EQ(run_stats().buffers_allocated, step == 3 ? 1 : 0) << "step " << step;
+    }
+    if (step == 3) {
+      EXPECT_EQ(p.to_host().get(4), 2.125);        // 4 -> 3 -> 2.5 -> 2.25 -> 2.125
+      EXPECT_EQ(old_half.to_host().get(4), 1.125);  // half of 2.25, the value before the update
+    }
+  }
+}
+
 // A loss shown through detach() and realized with the gradients: the loss
 // itself then reads that buffer too, so neither holds the forward's graph,
 // and the parameter's update stores into its buffer (the loss keeps its value).
