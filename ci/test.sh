@@ -39,6 +39,7 @@ timed "file size and layering checks" bash -c 'ci/check_file_size.sh && ci/check
 # Properties run a fixed seed here so a landing never depends on luck; set
 # RC_PARAMS yourself (e.g. RC_PARAMS=seed=123) to explore other cases.
 export RC_PARAMS=${RC_PARAMS:-seed=20261122}
+source ci/openblas_core.sh
 rm -f "$junit"
 # The sanitizer build (ci/sanitize.sh --build) starts now, beside ctest, at
 # the lowest CPU priority (nice 19): while ctest runs it takes only what ctest
