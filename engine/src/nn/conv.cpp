@@ -1,6 +1,7 @@
 // conv2d and the 2-d pools, over windows of the input: one strided view of it
 // (windows_2d), whose gradient adds each window element back where it read.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,45 @@ shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 siz
   return st.pad({{0, 0}, {0, 0}, {off.h, size.h - off.h - h}, {off.w, size.w - off.w - w}});
 }
 
+// unwindows_2d's views of `whole` (g's tracker), one per window element.
+std::vector<shape::ShapeTracker> window_parts(const shape::ShapeTracker &whole, Pair2 k, Pair2 s, Pair2 d, Pair2 lo,
+                                              Pair2 hi, Pair2 padded) {
+  const Shape &gs = whole.shape();
+  const int64_t n = gs[0], c = gs[1], oh = gs[2], ow = gs[3];
+  std::vector<shape::ShapeTracker> parts;
+  parts.reserve(static_cast<size_t>(k.h * k.w));
+  for (int64_t a = 0; a < k.h; ++a)
+    for (int64_t b = 0; b < k.w; ++b) {
+      shape::ShapeTracker part = whole.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}});
+      parts.push_back(placed(part.reshape({n, c, oh, ow}), s, Pair2(a * d.h, b * d.w), padded)
+                          .shrink({{0, n}, {0, c}, {lo.h, padded.h - hi.h}, {lo.w, padded.w - hi.w}}));
+    }
+  return parts;
+}
+
+// window_parts, remembered for the last few argument lists of this thread: a
+// training step asks for each convolution's every step. (Trackers share their
+// views until written: the copies handed out cost no allocation.)
+const std::vector<shape::ShapeTracker> &window_parts_cached(const shape::ShapeTracker &whole, Pair2 k, Pair2 s,
+                                                            Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
+  struct Entry {
+    shape::ShapeTracker whole;
+    std::array<int64_t, 12> args{};
+    std::vector<shape::ShapeTracker> parts;
+  };
+  constexpr size_t kKept = 16;
+  thread_local std::array<Entry, kKept> kept;
+  thread_local size_t next = 0;
+  const std::array<int64_t, 12> args{k.h, k.w, s.h, s.w, d.h, d.w, lo.h, lo.w, hi.h, hi.w, padded.h, padded.w};
+  for (const Entry &e : kept)
+    if (!e.parts.empty() && e.args == args && e.whole == whole) return e.parts;
+  Entry &e = kept[next++ % kKept];
+  e.parts = window_parts(whole, k, s, d, lo, hi, padded);
+  e.whole = whole;
+  e.args = args;
+  return e.parts;
+}
+
 // windows_2d's gradient where windows overlap (its adjoint): g (N, C, Ho,
 // Wo, kh, kw) -> (N, C, H, W), each window element added back where it was
 // read. Built as graph nodes directly, not through tensor ops (a backward
@@ -59,18 +99,12 @@ shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 siz
 // (one per window element, shifted and, for strides over 1, spread; the
 // padding cut off) and their elementwise sum, one kernel.
 Tensor unwindows_2d(const Tensor &g, Pair2 k, Pair2 s, Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
-  const int64_t n = g.size(0), c = g.size(1), oh = g.size(2), ow = g.size(3);
   const uop::UOpRef src = tensor::row_major(g.uop());
-  const shape::ShapeTracker &whole = uop::tracker_of(src);
   uop::UOpRef sum;
-  for (int64_t a = 0; a < k.h; ++a)
-    for (int64_t b = 0; b < k.w; ++b) {
-      shape::ShapeTracker part = whole.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}});
-      part = placed(part.reshape({n, c, oh, ow}), s, Pair2(a * d.h, b * d.w), padded)
-                 .shrink({{0, n}, {0, c}, {lo.h, padded.h - hi.h}, {lo.w, padded.w - hi.w}});
-      uop::UOpRef v = uop::view(src, std::move(part));
-      sum = sum ? uop::alu(uop::Op::Add, sum, v) : v;
-    }
+  for (const shape::ShapeTracker &part : window_parts_cached(uop::tracker_of(src), k, s, d, lo, hi, padded)) {
+    uop::UOpRef v = uop::view(src, part);
+    sum = sum ? uop::alu(uop::Op::Add, sum, v) : v;
+  }
   return tensor::make_tensor(sum);
 }
 
