@@ -29,7 +29,8 @@ Saved::Saved(const Tensor &t, const char *op, bool checked) : op_(op), checked_(
     version_ = *counter_;
     saved_made++;
   } else {
-    shape_ = t.shape();
+    const Shape &shape = t.shape();
+    shape_.assign(shape.begin(), shape.end());
     dtype_ = t.dtype();
   }
 }
@@ -44,7 +45,7 @@ namespace {
 }  // namespace
 
 Tensor Saved::get() const {
-  if (!checked_) return Tensor(uop::scalar_tensor(0, dtype_, shape_));
+  if (!checked_) return Tensor(uop::scalar_tensor(0, dtype_, Shape(shape_.begin(), shape_.end())));
   if (*counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
   return Tensor(value_);
 }

@@ -117,7 +117,7 @@ class Saved {
   int64_t version_ = 0;
   const char *op_;
   bool checked_;
-  Shape shape_;  // unchecked only
+  shape::PoolVector<int64_t> shape_;  // unchecked only (from the pool: most saved values are unchecked)
   DType dtype_ = DType::Float32;
 };
 
