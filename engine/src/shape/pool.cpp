@@ -4,59 +4,40 @@
 #include <new>
 #include <utility>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LOOM_POOL_BYPASS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LOOM_POOL_BYPASS 1
-#endif
-#endif
-
 namespace loom::shape {
+
+namespace pool_detail {
+
+constinit thread_local Lists t_lists{};
 
 namespace {
 
-#ifdef LOOM_POOL_BYPASS
-constexpr bool kBypass = true;
-#else
-constexpr bool kBypass = false;
-#endif
-
-constexpr size_t kStep = 16, kClasses = 32, kMaxBytes = kStep * kClasses;
-constexpr size_t kMaxKeptBytes = size_t{8} << 20;  // per thread
 constexpr size_t kMinLargeBytes = 1024;              // smaller: the C library's own per-thread cache serves them
 constexpr size_t kMaxLargeKeptBytes = size_t{16} << 20;  // per thread
 
-struct Block {
-  Block *next;
+// Made when the thread first keeps a block; at the thread's exit it frees
+// what the lists hold and stops them keeping more (blocks freed later, by
+// other thread-local objects' destructors, go back to the C library).
+struct Release {
+  ~Release() {
+    t_lists.keeping = false;
+    t_lists.exited = true;
+    for (Block *&h : t_lists.head)
+      while (h) std::free(std::exchange(h, h->next));
+    t_lists.kept_bytes = 0;
+    for (Large &l : t_lists.large) std::free(std::exchange(l.p, nullptr));
+    t_lists.large_bytes = 0;
+  }
 };
-
-struct Large {
-  void *p = nullptr;
-  size_t bytes = 0;
-};
-
-struct Lists {
-  Block *head[kClasses] = {};
-  size_t kept_bytes = 0;
-  Large large[16];  // freed large blocks, by exact size
-  size_t large_bytes = 0;
-  ~Lists();
-};
-
-thread_local bool t_exited = false;  // plain data: readable after the thread's Lists is destroyed
-thread_local Lists t_lists;
-
-Lists::~Lists() {
-  t_exited = true;
-  for (Block *&h : head)
-    while (h) std::free(std::exchange(h, h->next));
-  for (Large &l : large) std::free(l.p);
+// Whether this thread may keep blocks; the first call makes its Release.
+bool keeping() {
+  if (t_lists.keeping) return true;
+  if (kBypass || t_lists.exited) return false;
+  thread_local Release release;
+  (void)release;
+  t_lists.keeping = true;
+  return true;
 }
-
-size_t class_of(size_t bytes) { return (bytes + kStep - 1) / kStep - 1; }
-
-bool large(size_t bytes) { return !kBypass && bytes >= kMinLargeBytes && !t_exited; }
 
 void *take_large(size_t bytes) {
   for (Large &l : t_lists.large)
@@ -80,37 +61,29 @@ bool keep_large(void *p, size_t bytes) {
 
 }  // namespace
 
-bool pool_enabled() { return !kBypass; }
-size_t pool_kept_bytes() { return t_exited ? 0 : t_lists.kept_bytes; }
-
-void *pool_allocate(size_t bytes) {
-  if (!kBypass && bytes <= kMaxBytes && bytes > 0) {
-    const size_t c = class_of(bytes);
-    if (Block *b = t_exited ? nullptr : t_lists.head[c]) {
-      t_lists.head[c] = b->next;
-      t_lists.kept_bytes -= (c + 1) * kStep;
-      return b;
-    }
-    bytes = (c + 1) * kStep;  // the class's size: the block can serve any request of the class later
-  } else if (large(bytes)) {
+void *allocate_slow(size_t bytes) {
+  if (!kBypass && bytes - 1 < kMaxBytes) {
+    bytes = (class_of(bytes) + 1) * kStep;  // the class's size: the block can serve any request of the class later
+  } else if (!kBypass && bytes >= kMinLargeBytes) {
     if (void *p = take_large(bytes)) return p;
   }
   if (void *p = std::malloc(bytes)) return p;
   throw std::bad_alloc();
 }
 
-void pool_free(void *p, size_t bytes) {
-  if (!kBypass && bytes <= kMaxBytes && bytes > 0 && !t_exited) {
-    const size_t c = class_of(bytes);
-    if (t_lists.kept_bytes + (c + 1) * kStep <= kMaxKeptBytes) {
-      t_lists.head[c] = new (p) Block{t_lists.head[c]};
-      t_lists.kept_bytes += (c + 1) * kStep;
-      return;
-    }
-  } else if (large(bytes) && keep_large(p, bytes)) {
+void free_slow(void *p, size_t bytes) {
+  if (bytes - 1 < kMaxBytes) {
+    // The first block this thread keeps (or one past the lists' limit).
+    if (!kBypass && !t_lists.keeping && keeping()) return pool_free(p, bytes);
+  } else if (bytes >= kMinLargeBytes && keeping() && keep_large(p, bytes)) {
     return;
   }
   std::free(p);
 }
+
+}  // namespace pool_detail
+
+bool pool_enabled() { return !pool_detail::kBypass; }
+size_t pool_kept_bytes() { return pool_detail::t_lists.kept_bytes; }
 
 }  // namespace loom::shape

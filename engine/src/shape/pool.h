@@ -10,16 +10,89 @@
 // malloc would also make the C library sweep its cache of freed small blocks,
 // which the graph's many small objects then miss. Under AddressSanitizer the lists are bypassed, so
 // that it sees every free (a pooled block is never poisoned).
+//
+// The common case, a small block taken from or put back on its list, is
+// inline and reads the thread's lists without a guard: they are plain data,
+// zero until the thread first keeps a block, and what they hold is freed at
+// the thread's exit by a second thread-local object made at that point.
 #pragma once
 #include <cstddef>
 #include <new>
 #include <utility>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LOOM_POOL_BYPASS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOM_POOL_BYPASS 1
+#endif
+#endif
+
 namespace loom::shape {
 
-void *pool_allocate(size_t bytes);
-void pool_free(void *p, size_t bytes);
+namespace pool_detail {
+
+#ifdef LOOM_POOL_BYPASS
+constexpr bool kBypass = true;
+#else
+constexpr bool kBypass = false;
+#endif
+constexpr size_t kStep = 16, kClasses = 32, kMaxBytes = kStep * kClasses;
+constexpr size_t kMaxKeptBytes = size_t{8} << 20;  // per thread
+
+struct Block {
+  Block *next;
+};
+struct Large {
+  void *p;
+  size_t bytes;
+};
+// One thread's lists: trivially constructed and destroyed, so reading them
+// needs no initialization check.
+struct Lists {
+  Block *head[kClasses];
+  size_t kept_bytes;
+  Large large[16];  // freed large blocks, by exact size
+  size_t large_bytes;
+  bool keeping;  // from the thread's first kept block until its exit
+  bool exited;   // the thread's lists were released (at its exit)
+};
+extern constinit thread_local Lists t_lists;
+
+inline size_t class_of(size_t bytes) { return (bytes + kStep - 1) / kStep - 1; }
+
+void *allocate_slow(size_t bytes);
+void free_slow(void *p, size_t bytes);
+
+}  // namespace pool_detail
+
+inline void *pool_allocate(size_t bytes) {
+  using namespace pool_detail;
+  if (!kBypass && bytes - 1 < kMaxBytes) {  // 1..kMaxBytes
+    const size_t c = class_of(bytes);
+    if (Block *b = t_lists.head[c]) {
+      t_lists.head[c] = b->next;
+      t_lists.kept_bytes -= (c + 1) * kStep;
+      return b;
+    }
+  }
+  return allocate_slow(bytes);
+}
+
+inline void pool_free(void *p, size_t bytes) {
+  using namespace pool_detail;
+  if (!kBypass && bytes - 1 < kMaxBytes && t_lists.keeping) {
+    const size_t c = class_of(bytes);
+    if (t_lists.kept_bytes + (c + 1) * kStep <= kMaxKeptBytes) {
+      t_lists.head[c] = new (p) Block{t_lists.head[c]};
+      t_lists.kept_bytes += (c + 1) * kStep;
+      return;
+    }
+  }
+  free_slow(p, bytes);
+}
+
 bool pool_enabled();       // false in a sanitizer build
 size_t pool_kept_bytes();  // what this thread's lists of small blocks hold now
 
