@@ -45,14 +45,18 @@ bool same_structure(const Entry &e, const GraphKey &k) {
   return true;
 }
 
-bool same(const Entry &e, const GraphKey &k) { return e.donated == k.donated && same_structure(e, k); }
-
-// The entry stored under an equal key, or null. The cache's lock is held.
-Entry *find_entry(Cache &c, const GraphKey &key) {
+// The first entry of the key's structure that `match` accepts, or null. The cache's lock is held.
+template <typename Match>
+Entry *find_entry(Cache &c, const GraphKey &key, Match match) {
   auto [lo, hi] = c.map.equal_range(key.hash);
   for (auto it = lo; it != hi; ++it)
-    if (same(it->second, key)) return &it->second;
+    if (match(it->second) && same_structure(it->second, key)) return &it->second;
   return nullptr;
+}
+
+// The entry stored under an equal key (structure and donations), or null.
+Entry *find_entry(Cache &c, const GraphKey &key) {
+  return find_entry(c, key, [&](const Entry &x) { return x.donated == key.donated; });
 }
 
 }  // namespace
@@ -142,10 +146,8 @@ std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key) {
 std::optional<Decided> find_decided(const GraphKey &key, const RefCounts &refs) {
   auto &c = cache();
   std::lock_guard<std::mutex> l(c.mu);
-  auto [lo, hi] = c.map.equal_range(key.hash);
-  for (auto it = lo; it != hi; ++it)
-    if (it->second.refs == refs && same_structure(it->second, key)) return Decided{it->second.donated, it->second.schedule};
-  return std::nullopt;
+  const Entry *e = find_entry(c, key, [&](const Entry &x) { return x.refs == refs; });
+  return e ? std::optional<Decided>(Decided{e->donated, e->schedule}) : std::nullopt;
 }
 
 void remember_refs(const GraphKey &key, RefCounts refs) {
