@@ -74,7 +74,7 @@ void *allocate_slow(size_t bytes) {
 void free_slow(void *p, size_t bytes) {
   if (bytes - 1 < kMaxBytes) {
     // The first block this thread keeps (or one past the lists' limit).
-    if (!kBypass && !t_lists.keeping && keeping()) return pool_free(p, bytes);
+    if (!t_lists.keeping && keeping()) return pool_free(p, bytes);
   } else if (bytes >= kMinLargeBytes && keeping() && keep_large(p, bytes)) {
     return;
   }
