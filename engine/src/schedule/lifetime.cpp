@@ -1,5 +1,7 @@
 #include "schedule/lifetime.h"
 
+#include <algorithm>
+
 #include "schedule/schedule.h"
 #include "uop/graph.h"
 
@@ -18,15 +20,15 @@ const std::shared_ptr<uop::Buffer> &buffer_of(const UOpRef &bv) {
 
 }  // namespace
 
-void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
-                    const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched, size_t graph_size) {
+Kept find_kept(const UOpRef &raw_sink, const UOpRef &sink, const NodeMap<std::shared_ptr<uop::Buffer>> &donated,
+               const Schedule &sched, size_t graph_size) {
   // Outputs keep their buffers, and so do writes into an existing buffer.
   NodeSet kept_nodes;
   for (const UOpRef *s : {&raw_sink, &sink})
     for (auto &o : (*s)->src) kept_nodes.insert(uop::base_of(o).get());
   bool any = false;
   for (auto &[node, bv] : sched.realizes) any |= !kept_nodes.contains(node.get()) && !donated.contains(node.get());
-  if (!any) return;  // the common small realize: nothing but outputs got a buffer
+  if (!any) return Kept(sched.realizes.size(), true);  // the common small realize: nothing but outputs got a buffer
 
   // References to each node from the two graphs' nodes and from the
   // schedule's entries. A node with one strong reference has one parent in
@@ -79,13 +81,22 @@ void find_transient(const UOpRef &raw_sink, const UOpRef &sink,
     }
   }
 
-  NodeSet kept_buffers, transient;
+  NodeSet kept_buffers;
   for (auto &[node, bv] : sched.realizes)
     if (kept_nodes.contains(node.get()) || donated.contains(node.get())) kept_buffers.insert(buffer_of(bv).get());
+  Kept kept;
+  kept.reserve(sched.realizes.size());
+  for (auto &entry : sched.realizes) kept.push_back(kept_buffers.contains(buffer_of(entry.second).get()));
+  return kept;
+}
+
+void drop_transient(Schedule &sched, const Kept &kept) {
+  if (std::find(kept.begin(), kept.end(), false) == kept.end()) return;
+  NodeSet transient;
   std::vector<std::pair<UOpRef, UOpRef>> realizes;
-  for (auto &entry : sched.realizes) {
-    const std::shared_ptr<uop::Buffer> &b = buffer_of(entry.second);
-    if (kept_buffers.contains(b.get())) realizes.push_back(std::move(entry));
+  for (size_t i = 0; i < sched.realizes.size(); i++) {
+    const std::shared_ptr<uop::Buffer> &b = buffer_of(sched.realizes[i].second);
+    if (kept[i]) realizes.push_back(std::move(sched.realizes[i]));
     else if (transient.insert(b.get())) sched.transient.push_back(b);
   }
   sched.realizes = std::move(realizes);

@@ -437,7 +437,8 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //               for a structure scheduled before, the schedule cache's
 //               template over this graph's buffers and scalars (instantiate)
 //   results     each output as a view of its buffer
-//   lifetimes   intermediates no one can ask for become transient
+//   lifetimes   intermediates no one can ask for become transient (decided
+//               once per cached structure and reference counts)
 //   gemms       large float32 GEMMs split into packs, a GEMM and an epilogue
 //   reductions  long reductions with few outputs split in two
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
@@ -473,7 +474,6 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   if (auto tmpl = decided ? std::move(decided->schedule) : find_template(key)) {
     instantiate(*tmpl, order, key.bases, sched, view_of);
     sched.cached = true;
-    if (!decided && !refs.empty()) remember_refs(key, std::move(refs));
   } else {
     std::vector<UOpRef> nodes;
     for (const UOpRef *u : order) nodes.push_back(*u);
@@ -482,7 +482,12 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   }
   log_pass("cut", sched);
   collect_results(raw_outputs, outputs, rebuilt, view_of, sched);
-  find_transient(raw_sink, sink, donated, sched, nodes);
+  Kept kept = decided ? std::move(decided->kept) : Kept{};
+  if (kept.size() != sched.realizes.size()) {
+    kept = find_kept(raw_sink, sink, donated, sched, nodes);
+    if (sched.cached && !refs.empty()) remember_decision(key, std::move(refs), kept);
+  }
+  drop_transient(sched, kept);
   split_gemms(sched);
   log_pass("gemms", sched);
   split_reductions(sched);

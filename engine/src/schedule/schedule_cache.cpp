@@ -20,6 +20,7 @@ struct Entry {
   std::vector<uop::Arg> args;  // monostate for BUFFER nodes and runtime scalars
   std::vector<int64_t> donated;
   RefCounts refs;  // the reference counts its donations were last decided under (empty: none)
+  Kept kept;       // the lifetimes decided under `refs` (empty: not yet)
   std::shared_ptr<const ScheduleTemplate> schedule;
 };
 
@@ -147,17 +148,20 @@ std::optional<Decided> find_decided(const GraphKey &key, const RefCounts &refs) 
   auto &c = cache();
   std::lock_guard<std::mutex> l(c.mu);
   const Entry *e = find_entry(c, key, [&](const Entry &x) { return x.refs == refs; });
-  return e ? std::optional<Decided>(Decided{e->donated, e->schedule}) : std::nullopt;
+  return e ? std::optional<Decided>(Decided{e->donated, e->schedule, e->kept}) : std::nullopt;
 }
 
-void remember_refs(const GraphKey &key, RefCounts refs) {
+void remember_decision(const GraphKey &key, RefCounts refs, Kept kept) {
   auto &c = cache();
   std::lock_guard<std::mutex> l(c.mu);
-  if (Entry *e = find_entry(c, key)) e->refs = std::move(refs);
+  if (Entry *e = find_entry(c, key)) {
+    e->refs = std::move(refs);
+    e->kept = std::move(kept);
+  }
 }
 
 void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t, RefCounts refs) {
-  Entry e{key.code, {}, key.donated, std::move(refs), std::move(t)};
+  Entry e{key.code, {}, key.donated, std::move(refs), {}, std::move(t)};
   e.args.reserve(key.args.size());
   for (const uop::Arg *a : key.args) e.args.push_back(a ? *a : uop::Arg{});
   auto &c = cache();

@@ -8,7 +8,9 @@
 // donated depends, beside the structure, only on how many references each
 // node has (schedule/donate.h): the cache also remembers the counts its
 // decision was made under, and an equal structure with equal counts reuses
-// the decision without checking the graph again.
+// the decision without checking the graph again. The same holds for which
+// buffers are transient (schedule/lifetime.h), once a realize of the cached
+// structure has decided them under those counts.
 #pragma once
 #include <deque>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/lifetime.h"
 #include "uop/uop.h"
 
 namespace loom::schedule {
@@ -78,16 +81,23 @@ RefCounts ref_counts(const std::vector<const UOpRef *> &order);
 // The template stored under an equal key (structure and donations), if any.
 std::shared_ptr<const ScheduleTemplate> find_template(const GraphKey &key);
 // A template of an equal structure whose donations were decided (or last
-// found again) under equal reference counts, with those donations' positions.
+// found again) under equal reference counts, with those donations' positions
+// and, when a realize of the template decided them under those counts, which
+// of its realized nodes keep their buffers (empty: not decided yet).
 struct Decided {
   std::vector<int64_t> donated;
   std::shared_ptr<const ScheduleTemplate> schedule;
+  Kept kept;
 };
 std::optional<Decided> find_decided(const GraphKey &key, const RefCounts &refs);
 // `refs` (empty: none known) are the counts the key's donations were decided under.
 void store_template(const GraphKey &key, std::shared_ptr<const ScheduleTemplate> t, RefCounts refs);
-// The entry of an equal key remembers `refs` as its decision's counts.
-void remember_refs(const GraphKey &key, RefCounts refs);
+// The entry of an equal key remembers `refs` as its decision's counts, and
+// `kept` as the lifetimes a realize of its template decided under them.
+// (Not for a template built by that realize: the template's own references,
+// which its later realizes count before deciding, were not there when the
+// realize that built it counted.)
+void remember_decision(const GraphKey &key, RefCounts refs, Kept kept);
 size_t cached_schedules();
 void clear_schedule_cache();  // each structure is cut again when next realized
 
