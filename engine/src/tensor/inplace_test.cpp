@@ -220,6 +220,27 @@ TEST(InPlace, AnUpdateUnderOtherHoldersIsCheckedAgain) {
   }
 }
 
+// Which intermediates of a repeated update are transient is reused only
+// under the reference counts it was decided under: the step that holds the
+// shift (the sum's kernel computes it) is decided again, keeps its buffer and
+// remembers it, so reading the shift afterwards computes nothing (it copies
+// the remembered value out).
+TEST(InPlace, AHeldIntermediateOfARepeatedUpdateKeepsItsBuffer) {
+  Tensor p = iota({8});
+  for (int step = 0; step < 6; ++step) {
+    Tensor shift = p.sum().div(16);
+    p.assign(p.sub(shift));
+    if (step != 3) shift = Tensor();
+    p.realize();
+    if (step == 3) {
+      reset_run_stats();
+      EXPECT_EQ(shift.item(), 0.21875);  // the sum halves each step: 28 / 16 / 2^3
+      EXPECT_EQ(run_stats().work, 0);
+    }
+  }
+  EXPECT_EQ(p.to_host().get(0), -3.4453125);  // 0 - 1.75 * (1 + 1/2 + ... + 1/32)
+}
+
 // A loss shown through detach() and realized with the gradients: the loss
 // itself then reads that buffer too, so neither holds the forward's graph,
 // and the parameter's update stores into its buffer (the loss keeps its value).
