@@ -22,7 +22,11 @@ void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
 int take_saved_count() { return std::exchange(saved_made, 0); }
 
-Saved::Saved(const Tensor &t, const char *op, bool checked) : op_(op), checked_(checked) {
+Saved::Saved(const Tensor &t, const char *op, bool checked) : op_(op), checked_(checked && grad_enabled) {
+  // With grad mode off the op records no node, so nothing reads this value
+  // (the capture is made as the op's backward rule is written, before the op
+  // knows): nothing is kept.
+  if (!grad_enabled) return;
   if (checked) {
     value_ = t.uop();
     counter_ = TensorImpl::of(t)->version_counter();

@@ -106,6 +106,7 @@ Edge edge_of(const Tensor &t);
 // that needs none (or a rule that ignores it): torch does not save it then,
 // so it does not raise either, and it holds no value: get() gives zeros of
 // its shape and dtype, so the node does not keep the forward's values alive.
+// Made with grad mode off (no node will hold it), it keeps nothing at all.
 class Saved {
  public:
   Saved(const Tensor &t, const char *op, bool checked = true);

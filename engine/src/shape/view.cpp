@@ -87,7 +87,9 @@ View View::permute(const std::vector<int64_t> &order) const {
   Shape s;
   Strides st;
   std::optional<Mask> m;
-  if (mask) m.emplace();
+  s.reserve(order.size());
+  st.reserve(order.size());
+  if (mask) m.emplace().reserve(order.size());
   for (auto o : order) {
     s.push_back(shape[o]);
     st.push_back(strides[o]);
@@ -235,6 +237,8 @@ std::optional<View> View::reshape(const Shape &new_shape) const {
   };
   Strides st;
   Mask m;
+  st.reserve(new_shape.size());
+  m.reserve(new_shape.size());
   size_t od = 0;
   int64_t off = offset;
   for (auto nd : new_shape) {

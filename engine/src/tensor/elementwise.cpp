@@ -1,4 +1,5 @@
 // Elementwise ops: broadcasting, torch type promotion, then one ALU node.
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/impl.h"
@@ -53,8 +54,8 @@ Shape broadcast_shapes(const Shape &sa, const Shape &sb, const char *op) {
 UOpRef broadcast_to(const Tensor &t, const Shape &out) {
   const Shape &cur = t.shape();
   if (cur == out) return t.uop();
-  Shape padded(out.size() - cur.size(), 1);
-  padded.insert(padded.end(), cur.begin(), cur.end());
+  Shape padded(out.size(), 1);
+  std::copy(cur.begin(), cur.end(), padded.end() - static_cast<std::ptrdiff_t>(cur.size()));
   // Leading size-1 dims keep any view one view (View::reshape): never a copy.
   const shape::ShapeTracker &st = uop::tracker_of(t.uop());
   shape::ShapeTracker r = padded == cur ? st : st.reshape(padded);

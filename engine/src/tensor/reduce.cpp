@@ -14,6 +14,7 @@ namespace {
 
 Dims normalize_dims(const Tensor &t, const Dims &dims, const char *op) {
   Dims out;
+  out.reserve(dims.empty() ? static_cast<size_t>(t.ndim()) : dims.size());
   if (dims.empty()) {
     for (int64_t i = 0; i < t.ndim(); i++) out.push_back(i);
     return out;

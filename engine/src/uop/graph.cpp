@@ -26,6 +26,9 @@ Shape compute_shape(const UOpRef &u) {
       return shape_of(u->src.back());  // Where: src[0] is the condition; all agree anyway
   }
 }
+// A 0-d node's shape, constant-initialized: reading it needs no guard.
+constinit const Shape kNoDims;
+
 }  // namespace
 
 // Memoized on the node itself: immutable nodes have one shape for life. A
@@ -33,7 +36,6 @@ Shape compute_shape(const UOpRef &u) {
 // shape of the node it runs down to (which each node of the chain keeps alive):
 // one Shape per computed shape, not one per node.
 const Shape &shape_of(const UOpRef &u) {
-  static const Shape scalar;
   // A WRITE, SCAN or SORT has its first source's shape: no copy to memoize.
   if (u->op == Op::Write || u->op == Op::Scan || u->op == Op::Sort) {
     const UOpRef *cur = &u;
@@ -41,7 +43,7 @@ const Shape &shape_of(const UOpRef &u) {
     return shape_of(*cur);
   }
   if (u->op == Op::View) return u->arg_as<shape::ShapeTracker>().shape();
-  if (u->op == Op::Const || u->op == Op::DefineVar || u->op == Op::Sink) return scalar;
+  if (u->op == Op::Const || u->op == Op::DefineVar || u->op == Op::Sink) return kNoDims;
   if (const Shape *s = u->shape_memo.load(std::memory_order_acquire)) return *s;
   // Walk elementwise chains iteratively so deep graphs don't recurse deeply.
   // Most chains are a node or two: their first nodes are kept on the stack.
