@@ -50,7 +50,9 @@ TEST(ScheduleCache, AnHlbLikeStepIsScheduledOnce) {
       EXPECT_EQ(st.schedules, 2) << "step " << step;
       EXPECT_EQ(st.schedule_hits, st.schedules) << "step " << step;
     }
-    if (step >= 3) EXPECT_EQ(st.donation_checks, 0) << "step " << step;
+    if (step >= 3) {
+      EXPECT_EQ(st.donation_checks, 0) << "step " << step;
+    }
   }
 }
 

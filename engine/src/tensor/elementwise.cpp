@@ -83,7 +83,7 @@ UOpRef cast_to(const UOpRef &u, DType dt) {
                             : UOp::const_(dt, v)},
                        u->arg);
   }
-  return UOp::make(Op::Cast, dt, {u});
+  return UOp::make_ref(Op::Cast, dt, {&u});
 }
 
 void unsupported_dtype(const char *op, DType dt) {

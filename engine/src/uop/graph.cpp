@@ -105,7 +105,7 @@ UOpRef view(const UOpRef &x, shape::ShapeTracker st) {
   // An identity view over the base is the base itself, unless the base is a
   // copy point (itself a VIEW), whose marker must survive.
   if (st.contiguous() && st.shape() == shape_of(base) && base->op != Op::View) return base;
-  return UOp::make(Op::View, base->dtype, {base}, std::move(st));
+  return UOp::make_ref(Op::View, base->dtype, {&base}, std::move(st));
 }
 
 const UOp *whole_buffer(const UOp *u) {
@@ -134,7 +134,7 @@ const shape::ShapeTracker &broadcast_tracker(const Shape &shape) {
 // The 0-d constant reshaped to ones and expanded to `shape`: every stride 0,
 // built as one view.
 UOpRef broadcast_const(UOpRef c, DType dtype, const Shape &shape) {
-  return UOp::make(Op::View, dtype, {std::move(c)}, broadcast_tracker(shape));
+  return UOp::make_ref(Op::View, dtype, {&c}, broadcast_tracker(shape));
 }
 }  // namespace
 

@@ -27,6 +27,14 @@ class SrcList {
     n_ = static_cast<uint32_t>(v.size());
   }
   SrcList(const SrcList &o) : SrcList(o.data(), o.size()) {}
+  // Copies of the sources at these addresses (no temporary copies between).
+  static SrcList copy_of(std::initializer_list<const UOpRef *> l) {
+    SrcList s;
+    UOpRef *d = s.reserve(l.size());
+    for (const UOpRef *r : l) new (d++) UOpRef(*r);
+    s.n_ = static_cast<uint32_t>(l.size());
+    return s;
+  }
   SrcList(SrcList &&o) noexcept {
     if (o.n_ > kInline) {
       heap_ = o.heap_;

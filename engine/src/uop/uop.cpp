@@ -111,21 +111,47 @@ class SpinLock {
   std::atomic<bool> held_{false};
 };
 
+bool same_sources(const SrcList &a, const SrcList &b) { return a == b; }
+bool same_sources(const SrcList &a, std::initializer_list<const UOpRef *> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (a[i] != *b.begin()[i]) return false;
+  return true;
+}
+
+// A reference to a node of the table, or null when it is dying (its last
+// reference went; it leaves the table once it has the lock). Taken from the
+// node's own weak reference: no copy of it to lock and drop.
+UOpRef alive(const UOp *u) {
+  try {
+    return u->shared_from_this();
+  } catch (const std::bad_weak_ptr &) {
+    return nullptr;
+  }
+}
+
 class InternTable {
  public:
   SpinLock mu;
 
   // The live node equal to (op, dtype, src, arg) with hash h, or null.
-  UOpRef find(size_t h, Op op, DType dtype, const SrcList &src, const Arg &arg) const {
+  template <typename Srcs>
+  UOpRef find(size_t h, Op op, DType dtype, const Srcs &src, const Arg &arg) const {
     if (slots_.empty()) return nullptr;
     for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask()) {
       const Slot &s = slots_[i];
       if (s.node == tomb() || s.hash != h) continue;
       const UOp *u = s.node;
-      if (u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg))
-        if (UOpRef live = u->weak_from_this().lock()) return live;
+      if (u->op == op && u->dtype == dtype && same_sources(u->src, src) && arg_equal(u->arg, arg))
+        if (UOpRef live = alive(u)) return live;
     }
     return nullptr;
+  }
+  // A new node, entered in the table.
+  UOpRef add(size_t h, Op op, DType dtype, SrcList src, Arg arg) {
+    UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
+    insert(ref.get());
+    return ref;
   }
   void insert(const UOp *u) {
     if (2 * (live_ + tombs_ + 1) > slots_.size()) rebuild();
@@ -183,9 +209,16 @@ UOpRef UOp::make(Op op, DType dtype, SrcList src, Arg arg) {
   auto &t = table();
   std::lock_guard<SpinLock> lock(t.mu);
   if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
-  UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
-  t.insert(ref.get());
-  return ref;
+  return t.add(h, op, dtype, std::move(src), std::move(arg));
+}
+
+UOpRef UOp::make_ref(Op op, DType dtype, std::initializer_list<const UOpRef *> src, Arg arg) {
+  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
+  for (const UOpRef *s : src) h = mix(h, (*s)->hash);
+  auto &t = table();
+  std::lock_guard<SpinLock> lock(t.mu);
+  if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
+  return t.add(h, op, dtype, SrcList::copy_of(src), std::move(arg));
 }
 
 void unintern(const UOp *p) {
@@ -239,11 +272,13 @@ uint64_t param_bits(DType dtype, const Param &p) {
 
 UOpRef UOp::with_src(SrcList new_src) const { return make(op, dtype, std::move(new_src), arg); }
 
-UOpRef alu(Op op, const UOpRef &a) { return UOp::make(op, a->dtype, {a}); }
+UOpRef alu(Op op, const UOpRef &a) { return UOp::make_ref(op, a->dtype, {&a}); }
 UOpRef alu(Op op, const UOpRef &a, const UOpRef &b) {
-  return UOp::make(op, is_comparison(op) ? DType::Bool : a->dtype, {a, b});
+  return UOp::make_ref(op, is_comparison(op) ? DType::Bool : a->dtype, {&a, &b});
 }
-UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b) { return UOp::make(Op::Where, a->dtype, {c, a, b}); }
+UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b) {
+  return UOp::make_ref(Op::Where, a->dtype, {&c, &a, &b});
+}
 UOpRef operator+(const UOpRef &a, const UOpRef &b) { return alu(Op::Add, a, b); }
 UOpRef operator*(const UOpRef &a, const UOpRef &b) { return alu(Op::Mul, a, b); }
 UOpRef operator+(const UOpRef &a, int64_t b) { return alu(Op::Add, a, UOp::const_int(b, a->dtype)); }

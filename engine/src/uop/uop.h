@@ -73,6 +73,11 @@ struct InternAlloc : shape::PoolAlloc<T> {
 class UOp : public std::enable_shared_from_this<UOp> {
  public:
   static UOpRef make(Op op, DType dtype, SrcList src = {}, Arg arg = {});
+  // make() with its sources given by address: the node equal to it is looked
+  // for before anything is copied, and the sources are copied only into a new
+  // node (a braced list of references copies each one twice, and an equal node
+  // found would drop the copies again).
+  static UOpRef make_ref(Op op, DType dtype, std::initializer_list<const UOpRef *> src, Arg arg = {});
   static UOpRef const_(DType dtype, double value);  // stored as int64 for non-float dtypes
   static UOpRef const_int(int64_t value, DType dtype = DType::Int64);
   // A runtime scalar (a CONST with a Param), the value converted as const_ converts it.
