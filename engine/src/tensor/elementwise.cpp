@@ -100,13 +100,21 @@ namespace {
 // lays out op(a, b). `common`: the dtype torch converts the operands to
 // before iterating, where it is not `compute` (logical_and: their promoted
 // type, not bool).
+// The operands are read in place where they need no broadcast or cast (a
+// copy of a node reference is an atomic update, twice).
 Tensor binary(const Tensor &a, const Tensor &b, Op op, const char *name, DType compute, bool swapped = false,
               std::optional<DType> common = std::nullopt) {
-  auto [x, y] = broadcast_pair(a, b, name);
-  x = cast_to(x, compute);
-  y = cast_to(y, compute);
+  std::pair<UOpRef, UOpRef> broadcast;
+  const bool same_shape = a.shape() == b.shape();
+  if (!same_shape) broadcast = broadcast_pair(a, b, name);
+  UOpRef cast_x, cast_y;
+  const UOpRef &bx = same_shape ? a.uop() : broadcast.first, &by = same_shape ? b.uop() : broadcast.second;
+  const UOpRef &x = bx->dtype == compute ? bx : (cast_x = cast_to(bx, compute));
+  const UOpRef &y = by->dtype == compute ? by : (cast_y = cast_to(by, compute));
+  UOpRef r = swapped ? alu(op, y, x) : alu(op, x, y);
+  if (RowMajorScope::active()) return Tensor(std::move(r));  // in_iterator_layout would keep r as it is
   const DType in = common.value_or(compute);
-  return Tensor(in_iterator_layout(swapped ? alu(op, y, x) : alu(op, x, y), {cast_to(a.uop(), in), cast_to(b.uop(), in)}));
+  return Tensor(in_iterator_layout(std::move(r), {cast_to(a.uop(), in), cast_to(b.uop(), in)}));
 }
 
 DType float_result(DType d) { return is_float(d) ? d : DType::Float32; }

@@ -206,7 +206,7 @@ bool suggests_channels_last(const Shape &shape, const std::vector<int64_t> &stri
   return true;
 }
 
-UOpRef in_iterator_layout(const UOpRef &u, std::initializer_list<UOpRef> torch_operands) {
+UOpRef in_iterator_layout(UOpRef u, std::initializer_list<UOpRef> torch_operands) {
   if (RowMajorScope::active() || !is_elementwise(u->op) || u->src.empty()) return u;
   const Shape &shape = uop::shape_of(u);
   const std::span<const UOpRef> operands = torch_operands.size() == 0

@@ -114,8 +114,9 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
   auto merged = st.reshape(s);
   // A reshape that cannot stay one view is a copy in torch.
   const bool copies = merged.views.size() > st.views.size();
-  Tensor r = with_tracker(*this, merged);
-  return autograd::record("ReshapeBackward", {*this}, copies ? make_tensor(copy_point(r.uop())) : r,
+  Tensor r = with_tracker(*this, std::move(merged));
+  return autograd::record("ReshapeBackward", autograd::Inputs(this, 1),
+                          copies ? make_tensor(copy_point(r.uop())) : std::move(r),
                           [in = shape()](const Tensor &g, const Tensor &) { return Grads{g.reshape(in)}; },
                           copies ? ViewReplay() : [s](const Tensor &t) { return t.reshape(s); });
 }

@@ -32,7 +32,7 @@ Tensor make_tensor(UOpRef u);
 // sorts the operands' strides and viewed back (tensor/layout.cpp).
 // `operands`: torch's operands before broadcasting, in its order, each a
 // CAST where torch converts it to the op's dtype first (u's sources when empty).
-UOpRef in_iterator_layout(const UOpRef &u, std::initializer_list<UOpRef> operands = {});
+UOpRef in_iterator_layout(UOpRef u, std::initializer_list<UOpRef> operands = {});
 // torch's suggest_memory_format() is channels_last (4-d) or channels_last_3d
 // (5-d) for a tensor of this shape and these strides (Tensor::strides()): its
 // dims ordered by stride as that format orders them.

@@ -29,7 +29,7 @@ Tensor::Tensor(UOpRef u) : impl_(TensorImpl::make()) { impl_->uop = std::move(u)
 const UOpRef &Tensor::uop() const { return impl_->uop; }
 
 namespace tensor {
-Tensor make_tensor(UOpRef u) { return Tensor(in_iterator_layout(u)); }
+Tensor make_tensor(UOpRef u) { return Tensor(in_iterator_layout(std::move(u))); }
 }  // namespace tensor
 
 namespace {
