@@ -138,7 +138,7 @@ Tensor record_node(const char *name, Inputs inputs, Tensor out, BackwardFn backw
   if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
   if (!records_node(inputs, out)) {
     if (!impl->view_base && !reuse) impl->version = TensorImpl::of(out)->version_counter();
-    return TensorImpl::wrap(impl);
+    return TensorImpl::wrap(std::move(impl));
   }
   auto node = std::allocate_shared<Node>(shape::PoolAlloc<Node>());
   node->name = name;
@@ -155,7 +155,7 @@ Tensor record_node(const char *name, Inputs inputs, Tensor out, BackwardFn backw
   node->out = out.uop();
   impl->requires_grad = true;
   impl->grad_fn = std::move(node);
-  return TensorImpl::wrap(impl);
+  return TensorImpl::wrap(std::move(impl));
 }
 
 Tensor sum_to(const Tensor &g, const Shape &shape) {
