@@ -111,12 +111,26 @@ class SpinLock {
   std::atomic<bool> held_{false};
 };
 
-bool same_sources(const SrcList &a, const SrcList &b) { return a == b; }
-bool same_sources(const SrcList &a, std::initializer_list<const UOpRef *> b) {
+// A new node's sources: its own list (make) or their addresses (make_ref).
+using SrcAddresses = std::initializer_list<const UOpRef *>;
+const UOp *source(const UOpRef &s) { return s.get(); }
+const UOp *source(const UOpRef *s) { return s->get(); }
+
+template <typename Srcs>
+bool same_sources(const SrcList &a, const Srcs &b) {
   if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); i++)
-    if (a[i] != *b.begin()[i]) return false;
+  const UOpRef *x = a.begin();
+  for (const auto &s : b)
+    if ((x++)->get() != source(s)) return false;
   return true;
+}
+
+// A node's hash: its op, dtype and arg, then its sources' hashes in order.
+template <typename Srcs>
+size_t node_hash(Op op, DType dtype, const Arg &arg, const Srcs &src) {
+  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
+  for (const auto &s : src) h = mix(h, source(s)->hash);
+  return h;
 }
 
 // A reference to a node of the table, or null when it is dying (its last
@@ -201,24 +215,24 @@ InternTable &table() {
   return *t;
 }
 
+// The live node equal to (op, dtype, src, arg), else a new one whose sources
+// `own()` gives (called only then), taking `arg`.
+template <typename Srcs, typename Own>
+UOpRef intern(Op op, DType dtype, const Srcs &src, Arg &arg, Own own) {
+  const size_t h = node_hash(op, dtype, arg, src);
+  auto &t = table();
+  std::lock_guard<SpinLock> lock(t.mu);
+  if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
+  return t.add(h, op, dtype, own(), std::move(arg));
+}
 }  // namespace
 
 UOpRef UOp::make(Op op, DType dtype, SrcList src, Arg arg) {
-  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
-  for (auto &s : src) h = mix(h, s->hash);
-  auto &t = table();
-  std::lock_guard<SpinLock> lock(t.mu);
-  if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
-  return t.add(h, op, dtype, std::move(src), std::move(arg));
+  return intern(op, dtype, src, arg, [&] { return std::move(src); });
 }
 
-UOpRef UOp::make_ref(Op op, DType dtype, std::initializer_list<const UOpRef *> src, Arg arg) {
-  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
-  for (const UOpRef *s : src) h = mix(h, (*s)->hash);
-  auto &t = table();
-  std::lock_guard<SpinLock> lock(t.mu);
-  if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
-  return t.add(h, op, dtype, SrcList::copy_of(src), std::move(arg));
+UOpRef UOp::make_ref(Op op, DType dtype, SrcAddresses src, Arg arg) {
+  return intern(op, dtype, src, arg, [&] { return SrcList::copy_of(src); });
 }
 
 void unintern(const UOp *p) {
