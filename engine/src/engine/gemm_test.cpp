@@ -153,6 +153,38 @@ TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
   EXPECT_EQ(run_stats().work, run_stats().work_needed);
 }
 
+// The schedule cache keeps a structure's kernels split: a realize of the
+// same structure over other buffers runs them with a scratch buffer of its
+// own, and a changed threshold cuts the structure again.
+TEST(GemmSplit, ACachedStructureKeepsItsSplitsUntilTheThresholdChanges) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  auto matmul_relu_of = [](const std::vector<float> &av, const std::vector<float> &bv) {
+    return Tensor::from_vector({av.begin(), av.end()}, {48, 40}).matmul(Tensor::from_vector({bv.begin(), bv.end()}, {40, 56})).relu();
+  };
+  std::vector<std::shared_ptr<uop::Buffer>> scratch;
+  {
+    MinMacs all(0);
+    for (int step = 0; step < 3; step++) {
+      const std::vector<float> av = float_values(Tensor::randn({48, 40})), bv = float_values(Tensor::randn({40, 56}));
+      const Tensor mm = matmul_relu_of(av, bv);
+      const schedule::Schedule s = schedule::create_schedule({mm.uop()});
+      EXPECT_EQ(names(s), std::vector<std::string>({"gemm_48_56_40", "E_48_56"})) << "step " << step;
+      EXPECT_EQ(s.cached, step > 0) << "step " << step;
+      ASSERT_EQ(s.transient.size(), 1u) << "step " << step;  // the GEMM's result, read by the epilogue
+      EXPECT_EQ(s.items[0].bufs[0], s.transient[0]);
+      EXPECT_EQ(s.items[1].bufs[1], s.transient[0]);
+      for (auto &b : scratch) EXPECT_NE(b, s.transient[0]) << "step " << step;
+      scratch.push_back(s.transient[0]);
+      expect_close(float_values(mm), matmul_relu(av, bv, 48, 40, 56));
+    }
+  }
+  const schedule::Schedule s = schedule::create_schedule({matmul_relu_of(float_values(Tensor::randn({48, 40})),
+                                                                         float_values(Tensor::randn({40, 56})))
+                                                              .uop()});
+  EXPECT_EQ(names(s), std::vector<std::string>({"r_48_56"}));
+  EXPECT_FALSE(s.cached);
+}
+
 TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   if (!testing::on_cpu()) GTEST_SKIP() << "OpenBLAS is the CPU device's extern GEMM";
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";

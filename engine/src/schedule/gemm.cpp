@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "schedule/parts.h"
+#include "schedule/schedule_cache.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -396,6 +397,7 @@ std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_
 int64_t set_gemm_min_macs(int64_t macs) {
   const int64_t old = g_min_macs.exchange(macs);
   memo().clear();
+  clear_schedule_cache();  // its templates hold split kernels
   return old;
 }
 int64_t gemm_min_macs() { return g_min_macs.load(); }

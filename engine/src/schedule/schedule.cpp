@@ -251,20 +251,25 @@ class KernelBuilder {
 // Cuts the graph into kernels (order: the topological order of the SINK of
 // the outputs). Returns the same schedule as a template, its buffers as
 // positions in the order.
+// Where a template finds each buffer and runtime scalar of the schedule
+// build() made: a buffer's slot (ScheduleTemplate), a scalar's position.
+struct Slots {
+  NodeMap<int64_t> buffer, param;
+};
+
 std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
                                         const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched,
-                                        NodeMap<UOpRef> &view_of) {
+                                        NodeMap<UOpRef> &view_of, Slots &slots) {
   const bool explain_cut = explaining();
   Reasons why;
   std::vector<std::vector<std::string>> kernels_of;  // per realized node, when explaining
   auto rp = find_realize_points(order, outputs, explain_cut ? &why : nullptr);
   auto tmpl = std::make_shared<ScheduleTemplate>();
   sched.work_needed = tmpl->work_needed = work_needed(order);
-  NodeMap<int64_t> slot;  // buffer -> its slot in the template
-  NodeMap<int64_t> param_at;  // runtime scalar -> its position in the order
+  NodeMap<int64_t> &slot = slots.buffer;
   for (size_t i = 0; i < order.size(); i++) {
     if (order[i]->op == Op::Buffer) slot[order[i]->arg_as<uop::BufferArg>().buffer.get()] = static_cast<int64_t>(i);
-    if (order[i]->is_param()) param_at[order[i].get()] = static_cast<int64_t>(i);
+    if (order[i]->is_param()) slots.param[order[i].get()] = static_cast<int64_t>(i);
   }
   NodeMap<std::shared_ptr<uop::Buffer>> buffer_of;
   for (size_t i = 0; i < order.size(); i++) {
@@ -314,13 +319,27 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     }
   }
   if (explain_cut) sched.explanation = tmpl->explanation = explain(order, why, kernels_of);
+  return tmpl;
+}
+
+// The schedule's items, once the passes after the cut have split them, as
+// the template's: a buffer no node of the graph has (a split's scratch
+// buffer) becomes the template's too, its slot ~(nodes + its index).
+void template_items(const Schedule &sched, Slots &slots, size_t nodes, ScheduleTemplate &tmpl) {
+  tmpl.items.reserve(sched.items.size());
   for (auto &item : sched.items) {
     ScheduleTemplate::Item t{item.ast, item.name, {}, {}, item.shifts};
-    for (auto &b : item.bufs) t.slots.push_back(*slot.find(b.get()));
-    for (auto &v : item.vars) t.vars.push_back(*param_at.find(v.get()));
-    tmpl->items.push_back(std::move(t));
+    for (auto &b : item.bufs) {
+      auto [slot, fresh] = slots.buffer.insert(b.get());
+      if (fresh) {
+        *slot = ~static_cast<int64_t>(nodes + tmpl.scratch.size());
+        tmpl.scratch.push_back({b->dtype, b->size});
+      }
+      t.slots.push_back(*slot);
+    }
+    for (auto &v : item.vars) t.vars.push_back(*slots.param.find(v.get()));
+    tmpl.items.push_back(std::move(t));
   }
-  return tmpl;
 }
 
 // The template's schedule over this graph's buffers (and new ones); `bases`,
@@ -333,7 +352,11 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
   auto buffer_at = [&](int64_t position) -> const std::shared_ptr<uop::Buffer> & {
     return (*order[static_cast<size_t>(position)])->arg_as<uop::BufferArg>().buffer;
   };
-  std::vector<std::shared_ptr<uop::Buffer>> fresh(order.size());
+  std::vector<std::shared_ptr<uop::Buffer>> fresh(order.size() + tmpl.scratch.size());
+  for (size_t j = 0; j < tmpl.scratch.size(); j++) {
+    const auto &[dtype, size] = tmpl.scratch[j];
+    sched.transient.push_back(fresh[order.size() + j] = uop::Buffer::create(dtype, size));
+  }
   sched.realizes.reserve(tmpl.realized.size());
   for (const auto &[position, donor, row_major] : tmpl.realized) {
     const UOpRef &node = *order[static_cast<size_t>(position)];
@@ -435,7 +458,8 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //   donate      writes whose base's buffer nothing else can read store into it
 //   cut         realize points and one kernel per realized node (build), or,
 //               for a structure scheduled before, the schedule cache's
-//               template over this graph's buffers and scalars (instantiate)
+//               template over this graph's buffers and scalars (instantiate:
+//               its kernels split already, the two passes below skipped)
 //   results     each output as a view of its buffer
 //   lifetimes   intermediates no one can ask for become transient (decided
 //               once per cached structure and reference counts)
@@ -471,13 +495,14 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
       if (donated.contains(order[i]->get())) key.donated.push_back(static_cast<int64_t>(i));
   }
   std::shared_ptr<ScheduleTemplate> built;  // stored once the passes below have run (their log is in its explanation)
+  Slots slots;
   if (auto tmpl = decided ? std::move(decided->schedule) : find_template(key)) {
     instantiate(*tmpl, order, key.bases, sched, view_of);
     sched.cached = true;
   } else {
     std::vector<UOpRef> nodes;
     for (const UOpRef *u : order) nodes.push_back(*u);
-    built = build(nodes, outputs, donated, sched, view_of);
+    built = build(nodes, outputs, donated, sched, view_of, slots);
     built->bases = key.bases;
   }
   log_pass("cut", sched);
@@ -488,11 +513,14 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     if (sched.cached && !refs.empty()) remember_decision(key, std::move(refs), kept);
   }
   drop_transient(sched, kept);
-  split_gemms(sched);
-  log_pass("gemms", sched);
-  split_reductions(sched);
-  log_pass("reductions", sched);
-  if (built) store_template(key, std::move(built), std::move(refs));
+  if (built) {  // a template's items are split already
+    split_gemms(sched);
+    log_pass("gemms", sched);
+    split_reductions(sched);
+    log_pass("reductions", sched);
+    template_items(sched, slots, order.size(), *built);
+    store_template(key, std::move(built), std::move(refs));
+  }
   return sched;
 }
 

@@ -50,9 +50,11 @@ struct GraphKey {
 };
 GraphKey graph_key(const std::vector<const UOpRef *> &order);
 
-// A schedule with its buffers as positions in the order: slot >= 0 is the
-// BUFFER node at that position; slot < 0 the buffer realizing the node at
-// position ~slot.
+// A schedule, its kernels split (schedule/gemm.h, schedule/split_reduce.h),
+// with its buffers as positions in the order: slot >= 0 is the BUFFER node
+// at that position; slot < 0 a buffer the schedule creates: for ~slot below
+// the order's length the buffer realizing the node at that position, past
+// it the split's scratch buffer ~slot - length.
 struct ScheduleTemplate {
   struct Item {
     UOpRef ast;
@@ -68,6 +70,7 @@ struct ScheduleTemplate {
   };
   std::vector<Item> items;
   std::vector<Realized> realized;  // in the order the nodes got their buffers
+  std::vector<std::pair<DType, int64_t>> scratch;  // the splits' buffers (transient): dtype and element count
   std::vector<std::pair<int64_t, int64_t>> bases;  // the GraphKey's, when the template was built
   int64_t work_needed = 0;
   std::shared_ptr<Explanation> explanation;  // when the cut was explained (schedule/explain.h)

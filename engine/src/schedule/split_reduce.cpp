@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "schedule/parts.h"
+#include "schedule/schedule_cache.h"
 #include "uop/graph.h"
 
 namespace loom::schedule {
@@ -139,6 +140,7 @@ void split_reductions(Schedule &sched) {
 int64_t set_split_min_length(int64_t n) {
   const int64_t old = g_min_length.exchange(n);
   memo().clear();
+  clear_schedule_cache();  // its templates hold split kernels
   return old;
 }
 int64_t split_min_length() { return g_min_length.load(); }
