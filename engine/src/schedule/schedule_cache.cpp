@@ -123,7 +123,7 @@ GraphKey graph_key(const std::vector<const UOpRef *> &order) {
       h = mix(h, uop::arg_hash(k.owned.back()));
       k.args.push_back(&k.owned.back());
     } else {
-      h = mix(h, uop::arg_hash(u->arg));
+      h = mix(h, u->arg_digest);
       k.args.push_back(&u->arg);
     }
   }

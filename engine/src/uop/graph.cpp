@@ -1,7 +1,7 @@
 #include "uop/graph.h"
 
 #include <algorithm>
-#include <array>
+#include <unordered_map>
 
 #include "loom/error.h"
 
@@ -117,18 +117,25 @@ const UOp *whole_buffer(const UOp *u) {
 }
 
 namespace {
-// The all-zero-stride tracker of `shape`. A step broadcasts its scalars to a
-// handful of shapes over and over: the last few trackers are kept per thread
-// and shared (copying one copies a reference).
+struct ShapeHash {
+  size_t operator()(const Shape &s) const {
+    size_t h = s.size();
+    for (int64_t d : s) h = (h ^ static_cast<size_t>(d)) * 0x100000001b3ull;
+    return h;
+  }
+};
+
+// The all-zero-stride tracker of `shape`. A training step broadcasts its
+// scalars (and the zeros autograd keeps) to a few dozen shapes over and
+// over: the trackers are kept per thread by shape, and shared (copying one
+// copies a reference). The reference lasts until the thread's next call.
 const shape::ShapeTracker &broadcast_tracker(const Shape &shape) {
-  constexpr size_t kKept = 8;
-  thread_local std::array<shape::ShapeTracker, kKept> kept;
-  thread_local size_t next = 0;
-  for (const shape::ShapeTracker &st : kept)
-    if (!st.views.empty() && st.shape() == shape) return st;
-  shape::ShapeTracker &slot = kept[next++ % kKept];
-  slot = shape::ShapeTracker{shape::ViewStack(shape::View::create(shape, shape::Strides(shape.size(), 0)))};
-  return slot;
+  constexpr size_t kKept = 256;  // past it, the table starts again
+  thread_local std::unordered_map<Shape, shape::ShapeTracker, ShapeHash> kept;
+  if (auto it = kept.find(shape); it != kept.end()) return it->second;
+  if (kept.size() >= kKept) kept.clear();
+  shape::ShapeTracker st{shape::ViewStack(shape::View::create(shape, shape::Strides(shape.size(), 0)))};
+  return kept.emplace(shape, std::move(st)).first->second;
 }
 
 // The 0-d constant reshaped to ones and expanded to `shape`: every stride 0,

@@ -127,8 +127,8 @@ bool same_sources(const SrcList &a, const Srcs &b) {
 
 // A node's hash: its op, dtype and arg, then its sources' hashes in order.
 template <typename Srcs>
-size_t node_hash(Op op, DType dtype, const Arg &arg, const Srcs &src) {
-  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_hash(arg));
+size_t node_hash(Op op, DType dtype, size_t arg_digest, const Srcs &src) {
+  size_t h = mix(static_cast<size_t>(op) * 31 + static_cast<size_t>(dtype), arg_digest);
   for (const auto &s : src) h = mix(h, source(s)->hash);
   return h;
 }
@@ -162,8 +162,9 @@ class InternTable {
     return nullptr;
   }
   // A new node, entered in the table.
-  UOpRef add(size_t h, Op op, DType dtype, SrcList src, Arg arg) {
-    UOpRef ref = std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h);
+  UOpRef add(size_t h, size_t arg_digest, Op op, DType dtype, SrcList src, Arg arg) {
+    UOpRef ref =
+        std::allocate_shared<UOp>(InternAlloc<UOp>(), op, dtype, std::move(src), std::move(arg), h, arg_digest);
     insert(ref.get());
     return ref;
   }
@@ -219,11 +220,12 @@ InternTable &table() {
 // `own()` gives (called only then), taking `arg`.
 template <typename Srcs, typename Own>
 UOpRef intern(Op op, DType dtype, const Srcs &src, Arg &arg, Own own) {
-  const size_t h = node_hash(op, dtype, arg, src);
+  const size_t arg_digest = arg_hash(arg);
+  const size_t h = node_hash(op, dtype, arg_digest, src);
   auto &t = table();
   std::lock_guard<SpinLock> lock(t.mu);
   if (UOpRef live = t.find(h, op, dtype, src, arg)) return live;
-  return t.add(h, op, dtype, own(), std::move(arg));
+  return t.add(h, arg_digest, op, dtype, own(), std::move(arg));
 }
 }  // namespace
 

@@ -88,6 +88,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
   const SrcList src;
   const Arg arg;
   const size_t hash;
+  const size_t arg_digest;  // arg_hash(arg), which the schedule cache's key reads for each node of a graph
   // The logical shape of a graph-level node, filled in once by shape_of:
   // owned (owns_shape, set by the thread that filled it in) or a source's.
   mutable std::atomic<const Shape *> shape_memo{nullptr};
@@ -109,8 +110,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
   double const_value() const;  // Const only (a Param's value too)
   std::string str(int depth = 0) const;  // indented tree, for LOOM_DEBUG=4
 
-  UOp(Op op, DType dtype, SrcList src, Arg arg, size_t hash)
-      : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash) {}
+  UOp(Op op, DType dtype, SrcList src, Arg arg, size_t hash, size_t arg_digest)
+      : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash), arg_digest(arg_digest) {}
   ~UOp() {
     if (owns_shape) shape::pool_delete(shape_memo.load(std::memory_order_relaxed));
     shape::pool_delete(tracker_memo.load(std::memory_order_relaxed));
