@@ -72,11 +72,13 @@ std::string shape_str(const Shape &shape) {
 }
 
 int64_t shape_numel(const Shape &s) {
-  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   int64_t n = 1;
-  for (auto d : s)
-    if (__builtin_mul_overflow(n, d, &n))
-      throw Error("Storage size calculation overflowed with sizes " + shape_str(s) + " (more than 2^63 elements)");
+  bool overflow = false;  // an error only where no dim is 0
+  for (auto d : s) {
+    if (d == 0) return 0;
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow) throw Error("Storage size calculation overflowed with sizes " + shape_str(s) + " (more than 2^63 elements)");
   return n;
 }
 

@@ -75,6 +75,33 @@ Strides aligned(const UOpRef &operand, const Shape &out) {
   return r;
 }
 
+// Whether an operand (a plain view, read without conversion) leaves every
+// pair of the result's dims where TensorIterator's sort starts them, in
+// row-major order: over the dims it does not broadcast, each inner dim's
+// stride is below each outer one's (or equal, the inner no larger, as the
+// sort breaks ties). Operands that all do make the sort move nothing, so the
+// result is row-major: broadcasts of row-major tensors ((1, C, 1, 1) against
+// (N, C, H, W): BatchNorm's statistics, a bias) take this path without the
+// sort's lists.
+bool keeps_row_major(const UOpRef &operand, const Strides &st, const Shape &out) {
+  const Shape &own = uop::shape_of(operand);
+  const size_t lead = out.size() - own.size();
+  auto stride = [&](size_t d) -> int64_t {  // as aligned() has it
+    if (d < lead) return 0;
+    const size_t k = d - lead;
+    return own[k] != 1 || out[d] == 1 ? st[k] : 0;
+  };
+  for (size_t inner = 1; inner < out.size(); inner++) {
+    const int64_t si = stride(inner);
+    if (si == 0) continue;
+    for (size_t outer = 0; outer < inner; outer++) {
+      const int64_t so = stride(outer);
+      if (so != 0 && (si > so || (si == so && out[inner] > out[outer]))) return false;
+    }
+  }
+  return true;
+}
+
 thread_local int t_row_major_scopes = 0;
 
 }  // namespace
@@ -212,14 +239,13 @@ UOpRef in_iterator_layout(UOpRef u, std::initializer_list<UOpRef> torch_operands
   const std::span<const UOpRef> operands = torch_operands.size() == 0
                                                 ? std::span<const UOpRef>(u->src.begin(), u->src.end())
                                                 : std::span<const UOpRef>(torch_operands.begin(), torch_operands.end());
-  // Computed operands, broadcast scalars (all strides 0, which the sort
-  // skips; not once converted, which makes them dense) and contiguous views
-  // of the result's shape: row-major. (Any other view runs the sort: ties and
-  // size-1 dims can move dims where no stride falls out of order.)
-  auto zero = [](int64_t v) { return v == 0; };
+  // Computed operands, views that keep row-major order (broadcast scalars,
+  // whose strides are all 0, among them; not once converted, which makes
+  // them dense) and contiguous views of the result's shape: row-major. (Any
+  // other view runs the sort.)
   if (std::all_of(operands.begin(), operands.end(), [&](const UOpRef &s) {
         const Strides *st = operand_strides(s);
-        return !st || (s->op != uop::Op::Cast && std::all_of(st->begin(), st->end(), zero)) ||
+        return !st || (s->op != uop::Op::Cast && keeps_row_major(s, *st, shape)) ||
                (uop::shape_of(s) == shape && contiguous(*st, shape));
       }))
     return u;
