@@ -159,7 +159,8 @@ TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {
 TEST(GemmSplit, ACachedStructureKeepsItsSplitsUntilTheThresholdChanges) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   auto matmul_relu_of = [](const std::vector<float> &av, const std::vector<float> &bv) {
-    return Tensor::from_vector({av.begin(), av.end()}, {48, 40}).matmul(Tensor::from_vector({bv.begin(), bv.end()}, {40, 56})).relu();
+    const Tensor a = Tensor::from_vector({av.begin(), av.end()}, {48, 40});
+    return a.matmul(Tensor::from_vector({bv.begin(), bv.end()}, {40, 56})).relu();
   };
   std::vector<std::shared_ptr<uop::Buffer>> scratch;
   {

@@ -12,6 +12,12 @@ using namespace tensor;
 using autograd::Grads;
 
 namespace {
+
+// A shape a backward rule or view replay keeps: its list from the graph's
+// pool, which the op's closure is in too (not a malloc per op).
+using KeptShape = shape::PoolVector<int64_t>;
+KeptShape keep(const Shape &s) { return KeptShape(s.begin(), s.end()); }
+Shape as_shape(const KeptShape &s) { return Shape(s.begin(), s.end()); }
 Tensor with_tracker(const Tensor &t, shape::ShapeTracker st) { return make_tensor(view(t.uop(), std::move(st))); }
 
 std::string dims_str(const Dims &d) { return shape_str(d); }
@@ -117,8 +123,10 @@ Tensor Tensor::reshape(const Shape &new_shape) const {
   Tensor r = with_tracker(*this, std::move(merged));
   return autograd::record("ReshapeBackward", autograd::Inputs(this, 1),
                           copies ? make_tensor(copy_point(r.uop())) : std::move(r),
-                          [in = shape()](const Tensor &g, const Tensor &) { return Grads{g.reshape(in)}; },
-                          copies ? ViewReplay() : [s](const Tensor &t) { return t.reshape(s); });
+                          [in = keep(shape())](const Tensor &g, const Tensor &) {
+                            return Grads{g.reshape(as_shape(in))};
+                          },
+                          copies ? ViewReplay() : [s = keep(s)](const Tensor &t) { return t.reshape(as_shape(s)); });
 }
 
 Tensor Tensor::permute(const Dims &order) const {
@@ -180,7 +188,8 @@ Tensor Tensor::expand(const Shape &target) const {
   return autograd::apply(
       "ExpandBackward", {*this},
       [&] { return make_tensor(broadcast_to(*this, out)); },
-      [](const Tensor &g, const Tensor &) { return Grads{g}; }, [out](const Tensor &t) { return t.expand(out); });
+      [](const Tensor &g, const Tensor &) { return Grads{g}; },
+      [out = keep(out)](const Tensor &t) { return t.expand(as_shape(out)); });
 }
 
 Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>> &pads, Scalar value) const {

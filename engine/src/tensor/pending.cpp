@@ -48,6 +48,7 @@ std::vector<std::shared_ptr<TensorImpl>> pending_targets(bool take) {
   std::vector<std::shared_ptr<TensorImpl>> targets;
   auto &p = pending();
   std::lock_guard<std::mutex> l(p.mu);
+  targets.reserve(p.targets.size());
   for (auto &w : p.targets)
     if (auto t = w.lock(); t && !computed(t->uop)) targets.push_back(std::move(t));
   if (take) p.targets.clear();
@@ -64,7 +65,9 @@ std::vector<UOpRef> with_pending_updates(const std::vector<UOpRef> &outs) {
 std::vector<UOpRef> realize_with_updates(const std::vector<UOpRef> &outs) {
   const std::vector<std::shared_ptr<TensorImpl>> targets = pending_targets(true);
   if (outs.empty() && targets.empty()) return {};
-  std::vector<UOpRef> all = outs;
+  std::vector<UOpRef> all;
+  all.reserve(outs.size() + targets.size());
+  all.insert(all.end(), outs.begin(), outs.end());
   for (auto &t : targets) all.push_back(t->uop);
   std::vector<UOpRef> done = engine::realize(all);
   for (size_t i = 0; i < targets.size(); i++) {
