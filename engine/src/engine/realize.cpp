@@ -341,7 +341,7 @@ std::vector<ExecItem> exec_items(Sched &sched) {
       else return std::move(field);
     };
     const codegen::Program &prog = kernels[i]->program;
-    ExecItem e;
+    ExecItem &e = out.emplace_back();
     e.name = take(item.name);
     e.ast = item.ast;
     e.program = kernels[i]->compiled;
@@ -357,7 +357,6 @@ std::vector<ExecItem> exec_items(Sched &sched) {
     e.global_size = launch_global_size(prog);
     e.parallel = launch_parallel(prog);
     e.work = prog.work;
-    out.push_back(std::move(e));
   }
   uop::NodeMap<size_t> last_use;  // buffer -> the last item that reads or writes it
   last_use.reserve(out.size() * 3);
