@@ -248,15 +248,16 @@ class KernelBuilder {
   NodeMap<UOpRef> memo_;
 };
 
-// Cuts the graph into kernels (order: the topological order of the SINK of
-// the outputs). Returns the same schedule as a template, its buffers as
-// positions in the order.
 // Where a template finds each buffer and runtime scalar of the schedule
 // build() made: a buffer's slot (ScheduleTemplate), a scalar's position.
 struct Slots {
   NodeMap<int64_t> buffer, param;
 };
 
+// Cuts the graph into kernels (order: the topological order of the SINK of
+// the outputs). Returns the same schedule as a template, its buffers as
+// positions in the order; template_items() gives it its items once the
+// passes after the cut have run.
 std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
                                         const NodeMap<std::shared_ptr<uop::Buffer>> &donated, Schedule &sched,
                                         NodeMap<UOpRef> &view_of, Slots &slots) {

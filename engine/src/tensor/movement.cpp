@@ -18,6 +18,7 @@ namespace {
 using KeptShape = shape::PoolVector<int64_t>;
 KeptShape keep(const Shape &s) { return KeptShape(s.begin(), s.end()); }
 Shape as_shape(const KeptShape &s) { return Shape(s.begin(), s.end()); }
+
 Tensor with_tracker(const Tensor &t, shape::ShapeTracker st) { return make_tensor(view(t.uop(), std::move(st))); }
 
 std::string dims_str(const Dims &d) { return shape_str(d); }
