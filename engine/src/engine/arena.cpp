@@ -82,12 +82,15 @@ const std::vector<size_t> &plan_arena_cached(const std::vector<ArenaUse> &uses, 
 
 size_t arena_plans_made() { return plans_made; }
 
-size_t place_transients(const std::vector<ExecItem> &items) {
+Placement place_transients(const std::vector<ExecItem> &items) {
+  Placement out;
   uop::NodeMap<size_t> last_read;
   for (size_t i = 0; i < items.size(); i++)
     for (const auto &b : items[i].release) last_read[b.get()] = i;
-  if (last_read.size() == 0) return 0;
-  std::vector<uop::Buffer *> placed;
+  if (last_read.size() == 0) return out;
+  for (size_t i = 0; i < items.size(); i++)
+    for (const auto &b : items[i].release)
+      if (b->allocated() && *last_read.find(b.get()) == i) out.others.push_back({i, b.get()});
   std::vector<ArenaUse> uses;
   uop::NodeSet seen;
   for (size_t i = 0; i < items.size(); i++)
@@ -95,17 +98,18 @@ size_t place_transients(const std::vector<ExecItem> &items) {
       if (b->allocated() || !seen.insert(b.get())) continue;
       const size_t *last = last_read.find(b.get());
       if (!last || *last < i) continue;
-      placed.push_back(b.get());
+      out.placed.push_back(b.get());
+      out.last = std::max(out.last, *last);
       uses.push_back({i, *last, static_cast<size_t>(b->size) * itemsize(b->dtype)});
     }
-  if (placed.empty()) return 0;
+  if (out.placed.empty()) return out;
   size_t total = 0;
   const std::vector<size_t> &offsets = plan_arena_cached(uses, total);
   const std::shared_ptr<void> arena = allocate_tracked(total);
-  for (size_t k = 0; k < placed.size(); k++)
-    placed[k]->mem = std::shared_ptr<void>(arena, static_cast<char *>(arena.get()) + offsets[k]);
-  stats().buffers_allocated += static_cast<int64_t>(placed.size());
-  return placed.size();
+  for (size_t k = 0; k < out.placed.size(); k++)
+    out.placed[k]->mem = std::shared_ptr<void>(arena, static_cast<char *>(arena.get()) + offsets[k]);
+  stats().buffers_allocated += static_cast<int64_t>(out.placed.size());
+  return out;
 }
 
 }  // namespace loom::engine

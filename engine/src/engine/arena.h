@@ -8,7 +8,10 @@
 // kernel before had pushed the allocator's tables out of the caches.)
 #pragma once
 #include <cstddef>
+#include <utility>
 #include <vector>
+
+#include "uop/buffer.h"
 
 namespace loom::engine {
 
@@ -17,8 +20,16 @@ struct ExecItem;
 // Gives each buffer that `items` use while it is unallocated and release
 // after their last use (ExecItem::release) its place in one new allocation,
 // which its `mem` keeps alive (the allocation goes back to the device when
-// the last of them is released). Returns how many buffers got a place.
-size_t place_transients(const std::vector<ExecItem> &items);
+// the last of them is released). Says when run() lets each go: the placed
+// ones together after the last item that reads one of them (releasing each
+// after its own last read would give nothing back sooner), a buffer released
+// but allocated already (not placed) after its own last read.
+struct Placement {
+  std::vector<uop::Buffer *> placed;
+  size_t last = 0;  // the last item reading a placed buffer
+  std::vector<std::pair<size_t, uop::Buffer *>> others;  // (its last reader, buffer), in item order
+};
+Placement place_transients(const std::vector<ExecItem> &items);
 
 // Byte offsets (multiples of kArenaAlign) for buffers of `bytes` used from
 // item `first` through item `last`, where no two whose uses overlap share a

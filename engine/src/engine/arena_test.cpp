@@ -31,10 +31,12 @@ TEST(Arena, BuffersInUseTogetherNeverShareAByteAndTheOthersReuse) {
     for (size_t a = 0; a < n; a++) {
       EXPECT_EQ(at[a] % kArenaAlign, 0u);
       EXPECT_LE(at[a] + uses[a].bytes, total);
-      for (size_t b = a + 1; b < n; b++)
-        if (uses[a].first <= uses[b].last && uses[b].first <= uses[a].last)
+      for (size_t b = a + 1; b < n; b++) {
+        if (uses[a].first <= uses[b].last && uses[b].first <= uses[a].last) {
           ASSERT_FALSE(overlap(at[a], at[a] + uses[a].bytes, at[b], at[b] + uses[b].bytes))
               << "trial " << trial << ": buffers " << a << " and " << b << " are in use together";
+        }
+      }
     }
   }
 }
@@ -71,7 +73,11 @@ TEST(Arena, ARunsTransientsShareOneAllocation) {
   items[2].release.push_back(held);
   const void *held_mem = held->data();
   const MemoryStats before = memory_stats();
-  EXPECT_EQ(place_transients(items), 5u);  // not the result, which no item releases
+  const Placement placement = place_transients(items);
+  EXPECT_EQ(placement.placed.size(), 5u);  // not the result, which no item releases
+  EXPECT_EQ(placement.last, 5u);           // the last item reads the last of them
+  ASSERT_EQ(placement.others.size(), 1u);  // `held` goes after its last reader
+  EXPECT_EQ(placement.others[0], std::make_pair(size_t{2}, held.get()));
   EXPECT_EQ(memory_stats().live_buffers, before.live_buffers + 1);
   EXPECT_EQ(held->data(), held_mem);
   EXPECT_FALSE(bufs[5]->allocated());
@@ -79,7 +85,9 @@ TEST(Arena, ARunsTransientsShareOneAllocation) {
   for (int k = 0; k < 5; k++) {
     const char *p = static_cast<const char *>(bufs[k]->data());
     EXPECT_TRUE(p == base || p == base + 4096) << "buffer " << k;  // two places, alternating
-    if (k > 0) EXPECT_NE(p, bufs[k - 1]->data());
+    if (k > 0) {
+      EXPECT_NE(p, bufs[k - 1]->data());
+    }
   }
   for (auto &b : bufs) b->mem.reset();
   EXPECT_EQ(memory_stats().live_buffers, before.live_buffers);  // the last one released gave it back
@@ -90,7 +98,7 @@ TEST(Arena, ARepeatedRunReusesItsPlan) {
     std::vector<std::shared_ptr<uop::Buffer>> bufs;
     for (int k = 0; k < 7; k++) bufs.push_back(uop::Buffer::create(DType::Float32, 1000 + 10 * k));
     std::vector<ExecItem> items = chain(bufs);
-    EXPECT_EQ(place_transients(items), 6u);
+    EXPECT_EQ(place_transients(items).placed.size(), 6u);
     std::vector<ptrdiff_t> at;
     for (int k = 0; k < 6; k++)
       at.push_back(static_cast<const char *>(bufs[k]->data()) - static_cast<const char *>(bufs[0]->data()));

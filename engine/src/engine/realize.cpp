@@ -194,6 +194,11 @@ void ensure_allocated(uop::Buffer &b) {
   stats().buffers_allocated++;
 }
 
+// An allocated buffer's data, moved by `shift` elements (schedule/offsets.h).
+void *buffer_pointer(uop::Buffer &b, int64_t shift) {
+  return static_cast<char *>(b.data()) + shift * static_cast<int64_t>(itemsize(b.dtype));
+}
+
 }  // namespace
 
 RunStats &stats() {
@@ -372,46 +377,87 @@ std::vector<ExecItem> exec_items(Sched &sched) {
 std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) { return exec_items(sched); }
 std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched) { return exec_items(sched); }
 
-int64_t run(const std::vector<ExecItem> &items) {
-  place_transients(items);
-  int64_t work = 0;
-  const bool tracing = trace::on();
-  const int debug = debug_level();
+namespace {
+
+// Every launch's argument pointers, gathered before the first launch: item
+// i's are [first[i], first[i + 1]), its buffers' data (null for a buffer
+// allocated at its first use) and then its runtime scalars' addresses. Read
+// between launches, each buffer cost a cache miss (the kernel before had
+// evicted it); gathered in one pass, the misses overlap.
+struct LaunchArgs {
   std::vector<void *> ptrs;
+  std::vector<size_t> first;
+};
+LaunchArgs launch_args(const std::vector<ExecItem> &items) {
+  LaunchArgs a;
+  a.first.reserve(items.size() + 1);
+  size_t n = 0;
+  for (const ExecItem &e : items) n += e.bufs.size() + e.vars.size();
+  a.ptrs.reserve(n);
   for (const ExecItem &e : items) {
-    ptrs.clear();
-    int64_t bytes = 0;
+    a.first.push_back(a.ptrs.size());
     for (size_t i = 0; i < e.bufs.size(); i++) {
       uop::Buffer &b = *e.bufs[i];
-      const auto size = static_cast<int64_t>(itemsize(b.dtype));
-      ptrs.push_back(static_cast<char *>(buffer_data(b)) + (i < e.shifts.size() ? e.shifts[i] : 0) * size);
-      bytes += b.size * size;
+      a.ptrs.push_back(b.allocated() ? buffer_pointer(b, i < e.shifts.size() ? e.shifts[i] : 0) : nullptr);
     }
-    for (const uint64_t &v : e.vars) ptrs.push_back(const_cast<uint64_t *>(&v));
+    for (const uint64_t &v : e.vars) a.ptrs.push_back(const_cast<uint64_t *>(&v));
     e.bufs[0]->host_copy.reset();  // every kernel writes its first buffer, and only that one
+  }
+  a.first.push_back(a.ptrs.size());
+  return a;
+}
+
+int64_t buffer_bytes(const ExecItem &e) {
+  int64_t bytes = 0;
+  for (auto &b : e.bufs) bytes += b->size * static_cast<int64_t>(itemsize(b->dtype));
+  return bytes;
+}
+
+}  // namespace
+
+int64_t run(const std::vector<ExecItem> &items) {
+  const Placement placement = place_transients(items);
+  LaunchArgs args = launch_args(items);
+  size_t next_other = 0;
+  int64_t work = 0;
+  double kernel_ms = 0;
+  const bool tracing = trace::on();
+  const int debug = debug_level();
+  for (size_t k = 0; k < items.size(); k++) {
+    const ExecItem &e = items[k];
+    void **ptrs = args.ptrs.data() + args.first[k];
+    for (size_t i = 0; i < e.bufs.size(); i++)
+      if (!ptrs[i]) {  // first used here: allocated now
+        ensure_allocated(*e.bufs[i]);
+        ptrs[i] = buffer_pointer(*e.bufs[i], i < e.shifts.size() ? e.shifts[i] : 0);
+      }
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
     double ms = 0;
     const double k0 = now_ms();
     if (debug >= 2 || tracing) {
-      ms = runtime::default_device().timed_launch(*e.program, ptrs.data(), e.global_size, e.parallel);
+      ms = runtime::default_device().timed_launch(*e.program, ptrs, e.global_size, e.parallel);
     } else {
-      e.program->launch(ptrs.data(), e.global_size, e.parallel);
+      e.program->launch(ptrs, e.global_size, e.parallel);
       ms = now_ms() - k0;
     }
     if (tracing) trace::launched(e, k0, ms, g_live_bytes.load());
-    stats().kernel_seconds += ms * 1e-3;
-    for (auto &b : e.release) b->mem.reset();
-    stats().kernels_run++;
+    kernel_ms += ms;
+    if (!placement.placed.empty() && k == placement.last)
+      for (uop::Buffer *b : placement.placed) b->mem.reset();
+    for (; next_other < placement.others.size() && placement.others[next_other].first == k; next_other++)
+      placement.others[next_other].second->mem.reset();
     record_launch(e);
     work += e.work;
     if (debug >= 2)
       std::fprintf(stderr, "  kernel %-28s global=%-8lld %9.3f ms %8.3f GFLOP/s %8.3f GB/s  work %lld%s%s\n",
                    e.name.c_str(), static_cast<long long>(e.global_size), ms,
-                   static_cast<double>(e.work) / (ms * 1e6 + 1e-12), bytes / (ms * 1e6 + 1e-12),
+                   static_cast<double>(e.work) / (ms * 1e6 + 1e-12), buffer_bytes(e) / (ms * 1e6 + 1e-12),
                    static_cast<long long>(e.work), e.program->library() ? "  extern " : "",
                    e.program->library() ? e.program->library() : "");
   }
+  stats().kernel_seconds += kernel_ms * 1e-3;
+  stats().kernels_run += static_cast<int64_t>(items.size());
   stats().work += work;
   return work;
 }
