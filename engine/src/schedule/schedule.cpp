@@ -345,9 +345,12 @@ void template_items(const Schedule &sched, Slots &slots, size_t nodes, ScheduleT
 
 // The template's schedule over this graph's buffers (and new ones); `bases`,
 // this graph's (GraphKey): a buffer's views that start elsewhere than in the
-// template's graph move the pointer shifts of the kernels reading it.
+// template's graph move the pointer shifts of the kernels reading it. With
+// `kept` (the lifetimes decided for the template's realized nodes), a node
+// that keeps no buffer gets no view of it: its buffer is transient at once.
 void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *> &order,
-                 const std::vector<std::pair<int64_t, int64_t>> &bases, Schedule &sched, NodeMap<UOpRef> &view_of) {
+                 const std::vector<std::pair<int64_t, int64_t>> &bases, const Kept *kept, Schedule &sched,
+                 NodeMap<UOpRef> &view_of) {
   sched.work_needed = tmpl.work_needed;
   sched.explanation = tmpl.explanation;
   auto buffer_at = [&](int64_t position) -> const std::shared_ptr<uop::Buffer> & {
@@ -359,10 +362,15 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     sched.transient.push_back(fresh[order.size() + j] = uop::Buffer::create(dtype, size));
   }
   sched.realizes.reserve(tmpl.realized.size());
-  for (const auto &[position, donor, row_major] : tmpl.realized) {
+  for (size_t j = 0; j < tmpl.realized.size(); j++) {
+    const auto &[position, donor, row_major] = tmpl.realized[j];
     const UOpRef &node = *order[static_cast<size_t>(position)];
     auto out = donor >= 0 ? buffer_at(donor) : uop::Buffer::create(node->dtype, row_major.numel());
     if (donor < 0) fresh[static_cast<size_t>(position)] = out;
+    if (kept && !(*kept)[j]) {
+      sched.transient.push_back(std::move(out));
+      continue;
+    }
     // A write into its base's buffer: the base often is that buffer's view already.
     const bool base_is_view =
         donor >= 0 && node->op == Op::Write && uop::is_buffer_view(node->src[0], *out, row_major.shape());
@@ -463,7 +471,9 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //               its kernels split already, the two passes below skipped)
 //   results     each output as a view of its buffer
 //   lifetimes   intermediates no one can ask for become transient (decided
-//               once per cached structure and reference counts)
+//               once per cached structure and reference counts; a decision
+//               found is applied by instantiate, which then makes no views
+//               of the transient buffers)
 //   gemms       large float32 GEMMs split into packs, a GEMM and an epilogue
 //   reductions  long reductions with few outputs split in two
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
@@ -497,8 +507,12 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   }
   std::shared_ptr<ScheduleTemplate> built;  // stored once the passes below have run (their log is in its explanation)
   Slots slots;
+  Kept kept = decided ? std::move(decided->kept) : Kept{};
+  bool lifetimes_applied = false;  // by instantiate, from the decision
   if (auto tmpl = decided ? std::move(decided->schedule) : find_template(key)) {
-    instantiate(*tmpl, order, key.bases, sched, view_of);
+    // A decision's graph was not substituted (refs), so its realizes are the template's realized nodes.
+    lifetimes_applied = kept.size() == tmpl->realized.size();
+    instantiate(*tmpl, order, key.bases, lifetimes_applied ? &kept : nullptr, sched, view_of);
     sched.cached = true;
   } else {
     std::vector<UOpRef> nodes;
@@ -508,12 +522,13 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   }
   log_pass("cut", sched);
   collect_results(raw_outputs, outputs, rebuilt, view_of, sched);
-  Kept kept = decided ? std::move(decided->kept) : Kept{};
-  if (kept.size() != sched.realizes.size()) {
-    kept = find_kept(raw_sink, sink, donated, sched, nodes);
-    if (sched.cached && !refs.empty()) remember_decision(key, std::move(refs), kept);
+  if (!lifetimes_applied) {
+    if (kept.size() != sched.realizes.size()) {
+      kept = find_kept(raw_sink, sink, donated, sched, nodes);
+      if (sched.cached && !refs.empty()) remember_decision(key, std::move(refs), kept);
+    }
+    drop_transient(sched, kept);
   }
-  drop_transient(sched, kept);
   if (built) {  // a template's items are split already
     split_gemms(sched);
     log_pass("gemms", sched);
