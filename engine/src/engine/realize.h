@@ -29,7 +29,8 @@ struct ExecItem {
   bool parallel = false;    // split the outermost loop across cores
   int64_t work = 0;         // value ALU operations one launch executes
   // Transient buffers this launch reads for the last time (the schedule's
-  // `transient`): their memory goes back to the device after it.
+  // `transient`): run() places them in one allocation, which goes back to
+  // the device after the last of them is read (engine/arena.h).
   shape::PoolVector<std::shared_ptr<uop::Buffer>> release;
 };
 
