@@ -194,11 +194,6 @@ void ensure_allocated(uop::Buffer &b) {
   stats().buffers_allocated++;
 }
 
-// An allocated buffer's data, moved by `shift` elements (schedule/offsets.h).
-void *buffer_pointer(uop::Buffer &b, int64_t shift) {
-  return static_cast<char *>(b.data()) + shift * static_cast<int64_t>(itemsize(b.dtype));
-}
-
 }  // namespace
 
 RunStats &stats() {
@@ -388,6 +383,13 @@ struct LaunchArgs {
   std::vector<void *> ptrs;
   std::vector<size_t> first;
 };
+// Buffer i of `e` (allocated) as its kernel reads it: its data moved by the
+// item's pointer shift (schedule/offsets.h).
+void *buffer_pointer(const ExecItem &e, size_t i) {
+  const uop::Buffer &b = *e.bufs[i];
+  const int64_t shift = i < e.shifts.size() ? e.shifts[i] : 0;
+  return static_cast<char *>(b.data()) + shift * static_cast<int64_t>(itemsize(b.dtype));
+}
 LaunchArgs launch_args(const std::vector<ExecItem> &items) {
   LaunchArgs a;
   a.first.reserve(items.size() + 1);
@@ -396,10 +398,8 @@ LaunchArgs launch_args(const std::vector<ExecItem> &items) {
   a.ptrs.reserve(n);
   for (const ExecItem &e : items) {
     a.first.push_back(a.ptrs.size());
-    for (size_t i = 0; i < e.bufs.size(); i++) {
-      uop::Buffer &b = *e.bufs[i];
-      a.ptrs.push_back(b.allocated() ? buffer_pointer(b, i < e.shifts.size() ? e.shifts[i] : 0) : nullptr);
-    }
+    for (size_t i = 0; i < e.bufs.size(); i++)
+      a.ptrs.push_back(e.bufs[i]->allocated() ? buffer_pointer(e, i) : nullptr);
     for (const uint64_t &v : e.vars) a.ptrs.push_back(const_cast<uint64_t *>(&v));
     e.bufs[0]->host_copy.reset();  // every kernel writes its first buffer, and only that one
   }
@@ -420,7 +420,6 @@ int64_t run(const std::vector<ExecItem> &items) {
   LaunchArgs args = launch_args(items);
   size_t next_other = 0;
   int64_t work = 0;
-  double kernel_ms = 0;
   const bool tracing = trace::on();
   const int debug = debug_level();
   for (size_t k = 0; k < items.size(); k++) {
@@ -429,7 +428,7 @@ int64_t run(const std::vector<ExecItem> &items) {
     for (size_t i = 0; i < e.bufs.size(); i++)
       if (!ptrs[i]) {  // first used here: allocated now
         ensure_allocated(*e.bufs[i]);
-        ptrs[i] = buffer_pointer(*e.bufs[i], i < e.shifts.size() ? e.shifts[i] : 0);
+        ptrs[i] = buffer_pointer(e, i);
       }
     // Per-kernel times (LOOM_DEBUG=2) wait for each kernel; otherwise a GPU's
     // launches queue and kernel_seconds counts only their issue.
@@ -442,7 +441,8 @@ int64_t run(const std::vector<ExecItem> &items) {
       ms = now_ms() - k0;
     }
     if (tracing) trace::launched(e, k0, ms, g_live_bytes.load());
-    kernel_ms += ms;
+    stats().kernel_seconds += ms * 1e-3;
+    stats().kernels_run++;
     if (!placement.placed.empty() && k == placement.last)
       for (uop::Buffer *b : placement.placed) b->mem.reset();
     for (; next_other < placement.others.size() && placement.others[next_other].first == k; next_other++)
@@ -456,8 +456,6 @@ int64_t run(const std::vector<ExecItem> &items) {
                    static_cast<long long>(e.work), e.program->library() ? "  extern " : "",
                    e.program->library() ? e.program->library() : "");
   }
-  stats().kernel_seconds += kernel_ms * 1e-3;
-  stats().kernels_run += static_cast<int64_t>(items.size());
   stats().work += work;
   return work;
 }
