@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a pipeline stage includes a later one (DESIGN.md's include
 # rule): engine/src/<stage> may include loom/ headers, its own folder and the
-# folders before it in this order. One exception: tensor/ includes
-# autograd/impl.h, where TensorImpl (the Tensor's state) lives.
+# folders before it in this order.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -11,7 +10,6 @@ status=0
 for ((i = 0; i < ${#order[@]}; i++)); do
   stage=${order[i]}
   allowed="loom ${order[*]:0:i+1}"
-  [[ $stage == tensor ]] && allowed+=" autograd"
   while IFS=: read -r file line inc; do
     folder=${inc%%/*}
     if [[ " $allowed " != *" $folder "* ]]; then

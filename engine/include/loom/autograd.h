@@ -42,4 +42,12 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
                          const std::vector<Tensor> &grad_outputs = {}, bool allow_unused = false,
                          std::vector<bool> *used = nullptr, bool retain_graph = false);
 
+// torch.autograd.backward: accumulates d(sum of tensors[i] * grad_tensors[i])
+// into the .grad of every leaf that requires grad (and of non-leaves that
+// retain_grad()), then realizes those gradients and the tensors themselves in
+// one schedule. grad_tensors may be empty (each tensor must then have one
+// element). Tensor::backward is this for one tensor.
+void backward(const std::vector<Tensor> &tensors, const std::vector<Tensor> &grad_tensors = {},
+              bool retain_graph = false);
+
 }  // namespace loom::autograd

@@ -1,173 +1,16 @@
-// The backward engine: reverse topological walk over recorded nodes, gradient
-// accumulation, and the Tensor methods that expose it.
+// The backward engine: the reverse topological walk over recorded nodes
+// (tensor/record.h), gradient accumulation, torch.autograd.grad and
+// torch.autograd.backward.
 #include <algorithm>
 #include <utility>
 
-#include "autograd/impl.h"
 #include "tensor/graph.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
+#include "tensor/record.h"
 #include "uop/node_map.h"
 
-namespace loom {
-namespace autograd {
-
-namespace {
-thread_local bool grad_enabled = true;
-thread_local int saved_made = 0;
-}
-
-bool is_grad_enabled() { return grad_enabled; }
-void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
-
-int take_saved_count() { return std::exchange(saved_made, 0); }
-
-Saved::Saved(const Tensor &t, const char *op, bool checked) : op_(op), checked_(checked && grad_enabled) {
-  // With grad mode off the op records no node, so nothing reads this value
-  // (the capture is made as the op's backward rule is written, before the op
-  // knows): nothing is kept.
-  if (!grad_enabled) return;
-  if (checked) {
-    value_ = t.uop();
-    counter_ = TensorImpl::of(t)->version_counter();
-    version_ = *counter_;
-    saved_made++;
-  } else {
-    const Shape &shape = t.shape();
-    shape_.assign(shape.begin(), shape.end());
-    dtype_ = t.dtype();
-  }
-}
-
-namespace {
-[[noreturn]] void modified_in_place(const Tensor &value, const std::string &op, int64_t now, int64_t saved) {
-  throw Error(std::string("one of the variables needed for gradient computation has been modified by an inplace "
-                          "operation: [") + dtype_name(value.dtype()) + " " + shape_str(value.shape()) +
-              "], which is output 0 of " + op + ", is at version " + std::to_string(now) + "; expected version " +
-              std::to_string(saved) + " instead.");
-}
-}  // namespace
-
-Tensor Saved::get() const {
-  if (!checked_) return Tensor(uop::scalar_tensor(0, dtype_, Shape(shape_.begin(), shape_.end())));
-  if (*counter_ != version_) modified_in_place(Tensor(value_), op_, *counter_, version_);
-  return Tensor(value_);
-}
-
-Tensor saves_result(const Tensor &result) {
-  const auto &impl = TensorImpl::of(result);
-  if (impl->grad_fn) {
-    impl->grad_fn->out_counter = impl->version_counter();
-    impl->grad_fn->out_version = *impl->grad_fn->out_counter;
-    impl->grad_fn->saves = true;
-  }
-  return result;
-}
-
-Tensor own_tensor(const Tensor &r, const char *name, const Dims *order) {
-  return record(name, {r}, order ? tensor::copy_with_layout(r, *order) : Tensor(uop::copy_point(r.uop())),
-                [](const Tensor &g, const Tensor &) { return Grads{g}; });
-}
-
-Tensor saves_inputs(const Tensor &result, const std::vector<Tensor> &inputs, const char *op) {
-  // torch's op returns a tensor of its own, with one node: never a view of an
-  // intermediate (an in-place write through one would rewrite the
-  // intermediate and regenerate the view's node without the saved inputs),
-  // laid out as the view is (conv2d's channels_last result).
-  const Tensor r = TensorImpl::of(result)->view_base ? tensor::laid_out(result, tensor::clone_order(result), op) : result;
-  if (const auto &node = TensorImpl::of(r)->grad_fn) {
-    for (const Tensor &t : inputs) node->saved_inputs.emplace_back(t, op);
-    node->saves |= !inputs.empty();
-  }
-  take_saved_count();  // counted just now, for this node
-  return r;
-}
-
-void register_view(const std::shared_ptr<TensorImpl> &impl, const std::shared_ptr<TensorImpl> &of, ViewReplay replay,
-                   bool differentiable) {
-  impl->version = of->version_counter();
-  impl->view_made_without_grad = !grad_enabled;
-  if (of->view_base) {  // a view of a view: replay from the root base
-    impl->view_base = of->view_base;
-    impl->view_replay = [first = of->view_replay, then = std::move(replay)](const Tensor &t) { return then(first(t)); };
-    impl->differentiable_view = differentiable && of->differentiable_view;
-    impl->view_made_without_grad |= of->view_made_without_grad;
-    impl->multi_output_view = of->multi_output_view;
-    impl->view_addresses_storage = of->view_addresses_storage;
-  } else {
-    impl->view_base = of;
-    impl->view_replay = std::move(replay);
-    impl->differentiable_view = differentiable;
-  }
-  auto &views = impl->view_base->views;
-  views.erase(std::remove_if(views.begin(), views.end(), [](const auto &w) { return w.expired(); }), views.end());
-  views.push_back(impl);
-}
-
-Edge edge_of(const Tensor &t) {
-  const auto &impl = TensorImpl::of(t);
-  if (!impl->requires_grad) return {};
-  if (impl->view_error)
-    throw Error(std::string(impl->view_error) + " and its base or another view of its base has been modified inplace; "
-                "view " + t.str());
-  impl->node_not_regenerated = false;  // an op using the view: torch regenerates its node here
-  if (impl->grad_fn) return {impl->grad_fn, nullptr};
-  return {nullptr, impl};
-}
-
-bool records_node(Inputs inputs, const Tensor &out) {
-  return grad_enabled && is_float(out.dtype()) &&
-         std::any_of(inputs.begin(), inputs.end(), [](const Tensor &t) { return t.requires_grad(); });
-}
-
-namespace {
-// A handle only `out` holds, with nothing of a tensor's history yet (what a
-// forward's make_tensor returns): the result can take it over.
-bool plain_new_handle(const std::shared_ptr<TensorImpl> &impl) {
-  return impl.use_count() == 1 && !impl->requires_grad && !impl->grad_fn && !impl->grad && !impl->version &&
-         !impl->view_base && impl->views.empty() && !impl->differentiable_view && !impl->view_made_without_grad &&
-         !impl->multi_output_view && !impl->view_error && !impl->node_not_regenerated && !impl->view_addresses_storage;
-}
-}  // namespace
-
-Tensor record_node(const char *name, Inputs inputs, Tensor out, BackwardFn backward,
-                   ViewReplay view, bool saves) {
-  const bool reuse = plain_new_handle(TensorImpl::of(out));
-  std::shared_ptr<TensorImpl> impl = reuse ? TensorImpl::of(out) : TensorImpl::make();
-  if (!reuse) impl->uop = out.uop();
-  if (view && !inputs.empty()) register_view(impl, TensorImpl::of(inputs[0]), std::move(view));
-  if (!records_node(inputs, out)) {
-    if (!impl->view_base && !reuse) impl->version = TensorImpl::of(out)->version_counter();
-    return TensorImpl::wrap(std::move(impl));
-  }
-  auto node = std::allocate_shared<Node>(shape::PoolAlloc<Node>());
-  node->name = name;
-  node->inputs.reserve(inputs.size());
-  node->input_shapes.reserve(inputs.size());
-  node->input_dtypes.reserve(inputs.size());
-  for (const Tensor &t : inputs) {
-    node->inputs.push_back(edge_of(t));
-    node->input_shapes.push_back(t.shape());
-    node->input_dtypes.push_back(t.dtype());
-  }
-  node->backward = std::move(backward);
-  node->saves = saves;
-  node->out = out.uop();
-  impl->requires_grad = true;
-  impl->grad_fn = std::move(node);
-  return TensorImpl::wrap(std::move(impl));
-}
-
-Tensor sum_to(const Tensor &g, const Shape &shape) {
-  if (g.shape() == shape) return g;
-  const int64_t lead = g.ndim() - static_cast<int64_t>(shape.size());
-  LOOM_CHECK(lead >= 0, "gradient " + shape_str(g.shape()) + " cannot sum to " + shape_str(shape));
-  Dims dims;
-  for (int64_t i = 0; i < g.ndim(); i++)
-    if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(i);
-  Tensor r = dims.empty() ? g : g.sum(dims, true);
-  return r.reshape(shape);
-}
+namespace loom::autograd {
 
 namespace {
 
@@ -282,6 +125,15 @@ GradMap run_backward(const std::vector<Tensor> &outputs, const std::vector<Tenso
   return grads;
 }
 
+// The dim order of a first .grad: torch's AccumulateGrad gives a leaf the
+// leaf's strides where it is non-overlapping and dense, else row-major; a
+// retained non-leaf's gradient is cloned row-major.
+Dims first_grad_order(const Tensor &t, bool leaf) {
+  const std::vector<int64_t> strides = t.strides();
+  if (leaf && tensor::non_overlapping_and_dense(strides, t.shape())) return tensor::iterator_order({strides}, t.shape());
+  return tensor::row_major_order(t.ndim());
+}
+
 }  // namespace
 
 std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<Tensor> &inputs,
@@ -312,76 +164,11 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
   return result;
 }
 
-}  // namespace autograd
-
-using autograd::NoGradGuard;
-
-bool Tensor::requires_grad() const { return impl_->requires_grad; }
-
-Tensor &Tensor::requires_grad_(bool on) {
-  if (!is_leaf())
-    throw Error("requires_grad_: you can only change requires_grad flags of leaf variables; " + str() +
-                " has grad_fn " + grad_fn_name());
-  if (on && !is_float(dtype()))
-    throw Error(std::string("only Tensors of floating point dtype can require gradients; got ") + dtype_name(dtype()));
-  impl_->requires_grad = on;
-  return *this;
-}
-
-bool Tensor::is_leaf() const { return !impl_->grad_fn; }
-
-std::optional<Tensor> Tensor::grad() const {
-  if (!impl_->grad) return std::nullopt;
-  return TensorImpl::wrap(impl_->grad);
-}
-
-void Tensor::set_grad(std::optional<Tensor> g) {
-  if (g && (g->shape() != shape() || g->dtype() != dtype()))
-    throw Error("assigned grad has data of a different size or type: " + g->str() + " for " + str());
-  impl_->grad = g ? TensorImpl::of(*g) : nullptr;
-}
-
-void Tensor::retain_grad() const {
-  if (!impl_->requires_grad) throw Error("can't retain_grad on Tensor that has requires_grad=False");
-  if (is_leaf() || retains_grad()) return;
-  impl_->grad_fn->retained.push_back(impl_);
-}
-
-bool Tensor::retains_grad() const {
-  if (!impl_->grad_fn) return false;
-  for (const auto &r : impl_->grad_fn->retained)
-    if (r.lock() == impl_) return true;
-  return false;
-}
-
-std::string Tensor::grad_fn_name() const {
-  impl_->node_not_regenerated = false;  // torch regenerates a view's node when asked for it
-  return impl_->grad_fn ? impl_->grad_fn->name : "";
-}
-
-Tensor Tensor::detach() const {
-  auto impl = TensorImpl::make();
-  impl->uop = impl_->uop;
-  // Shares storage like torch's, but gradients do not flow back through it.
-  autograd::register_view(impl, impl_, [](const Tensor &t) { return t; }, false);
-  return TensorImpl::wrap(impl);
-}
-
-namespace {
-// The dim order of a first .grad: torch's AccumulateGrad gives a leaf the
-// leaf's strides where it is non-overlapping and dense, else row-major; a
-// retained non-leaf's gradient is cloned row-major.
-Dims first_grad_order(const Tensor &t, bool leaf) {
-  const std::vector<int64_t> strides = t.strides();
-  if (leaf && tensor::non_overlapping_and_dense(strides, t.shape())) return tensor::iterator_order({strides}, t.shape());
-  return tensor::row_major_order(t.ndim());
-}
-}  // namespace
-
-void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
-  std::vector<Tensor> gos;
-  if (gradient) gos.push_back(*gradient);
-  auto grads = autograd::run_backward({*this}, gos, retain_graph);
+void backward(const std::vector<Tensor> &tensors, const std::vector<Tensor> &grad_tensors, bool retain_graph) {
+  if (!grad_tensors.empty() && grad_tensors.size() != tensors.size())
+    throw Error("backward: got " + std::to_string(grad_tensors.size()) + " grad_tensors for " +
+                std::to_string(tensors.size()) + " tensors");
+  auto grads = run_backward(tensors, grad_tensors, retain_graph);
   // Accumulate into the leaves that require grad, then realize them in one schedule.
   std::vector<TensorImpl *> leaves;
   std::vector<UOpRef> values;
@@ -404,13 +191,16 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
       for (const auto &r : edge.fn->retained)
         if (auto impl = r.lock(); impl && impl->grad_fn == edge.fn) keep(impl.get(), g, false);
   }
-  // The output itself is realized with the gradients, as torch computed it in the forward: a
-  // later item() of the loss reads its buffer instead of scheduling its reduction again.
-  values.push_back(uop());
+  // The outputs themselves are realized with the gradients, as torch computed them in the forward:
+  // a later item() of the loss reads its buffer instead of scheduling its reduction again.
+  for (const Tensor &t : tensors) values.push_back(t.uop());
   auto realized = tensor::realize_with_updates(values);
-  const UOpRef before = impl_->uop;
-  impl_->uop = realized.back();
-  tensor::rebase_views(*impl_, before, impl_->uop);
+  for (size_t i = 0; i < tensors.size(); i++) {
+    TensorImpl &impl = *TensorImpl::of(tensors[i]);
+    const UOpRef before = impl.uop;
+    impl.uop = realized[leaves.size() + i];
+    tensor::rebase_views(impl, before, impl.uop);
+  }
   for (size_t i = 0; i < leaves.size(); i++) {
     auto impl = TensorImpl::make();
     impl->uop = realized[i];
@@ -418,6 +208,4 @@ void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
   }
 }
 
-int64_t Tensor::version() const { return impl_->version ? *impl_->version : 0; }
-
-}  // namespace loom
+}  // namespace loom::autograd

@@ -1,10 +1,10 @@
 // clamp (a Tensor method), softmax/log_softmax and the pointwise activations.
 // Where torch's gradient differs from the composite's at the kinks (clamp,
 // hardtanh) or the composite would overflow (softplus), a rule says torch's.
-#include "autograd/impl.h"
 #include "nn/nn_util.h"
 #include "tensor/graph.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

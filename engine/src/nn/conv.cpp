@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/impl.h"
-#include "tensor/ops_util.h"
-#include "uop/graph.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
+#include "tensor/ops_util.h"
+#include "tensor/record.h"
+#include "uop/graph.h"
 
 namespace loom::nn {
 

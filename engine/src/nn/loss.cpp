@@ -3,9 +3,9 @@
 // [0, C) raise, as in torch.
 #include <cmath>
 
-#include "autograd/impl.h"
 #include "nn/nn_util.h"
 #include "tensor/host_check.h"
+#include "tensor/record.h"
 
 namespace loom::nn {
 

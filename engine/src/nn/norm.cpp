@@ -4,10 +4,10 @@
 // through.
 #include <optional>
 
-#include "autograd/impl.h"
 #include "loom/autograd.h"
 #include "nn/nn_util.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom::nn {
 

@@ -6,9 +6,9 @@
 // (O(values) stores), and their gradients are those ops'.
 #include <optional>
 
-#include "autograd/impl.h"
 #include "tensor/host_check.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

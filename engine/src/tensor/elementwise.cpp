@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <functional>
 
-#include "autograd/impl.h"
 #include "tensor/host_check.h"
 #include "tensor/mask_positions.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <optional>
 
-#include "autograd/impl.h"
 #include "loom/tensor.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -2,9 +2,9 @@
 // round toward -inf (so the remainder takes the divisor's sign), bitwise ops
 // and shifts. Integer arithmetic wraps, as every integer kernel does.
 // floor_divide and remainder take floating inputs too, with torch's formulas.
-#include "autograd/impl.h"
 #include "tensor/host_check.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

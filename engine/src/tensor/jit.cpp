@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "autograd/impl.h"
 #include "engine/capture.h"
+#include "tensor/impl.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
 

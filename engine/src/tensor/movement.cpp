@@ -3,8 +3,8 @@
 #include <numeric>
 #include <optional>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

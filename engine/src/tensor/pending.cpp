@@ -3,9 +3,9 @@
 #include <mutex>
 #include <utility>
 
-#include "autograd/impl.h"
 #include "engine/realize.h"
 #include "tensor/graph.h"
+#include "tensor/impl.h"
 
 namespace loom::tensor {
 

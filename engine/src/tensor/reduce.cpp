@@ -2,8 +2,8 @@
 // then a reshape when keepdim is false.
 #include <algorithm>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -5,8 +5,8 @@
 // only (as torch's does).
 #include <algorithm>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

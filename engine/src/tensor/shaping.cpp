@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/impl.h"
 #include "tensor/ops_util.h"
+#include "tensor/record.h"
 
 namespace loom {
 

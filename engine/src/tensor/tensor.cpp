@@ -7,12 +7,12 @@
 
 #include <unistd.h>
 
-#include "autograd/impl.h"
-#include "loom/backends.h"
 #include "engine/realize.h"
+#include "loom/backends.h"
 #include "tensor/host_check.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
+#include "tensor/record.h"
 
 namespace loom {
 

@@ -1,6 +1,7 @@
-// What a Tensor handle points at, and the recording side of autograd: ops run
-// their forward with recording off and attach one Node whose backward rule
-// maps the output's gradient to their inputs' gradients.
+// The recording side of autograd: ops run their forward with recording off
+// and attach one Node whose backward rule maps the output's gradient to their
+// inputs' gradients. The ops of tensor/ and nn/ record through it; the
+// backward engine that walks the nodes is autograd/.
 #pragma once
 #include <functional>
 #include <initializer_list>
@@ -11,72 +12,9 @@
 #include <vector>
 
 #include "loom/autograd.h"
-#include "loom/tensor.h"
-#include "shape/pool.h"
-#include "shape/pool_function.h"
-#include "uop/uop.h"
+#include "tensor/impl.h"
 
 namespace loom {
-
-namespace autograd {
-struct Node;
-}
-// Rebuilds a view from its base (torch's view replay): the movement ops from
-// the base's value to the view's.
-using ViewReplay = shape::PoolFunction<Tensor(const Tensor &)>;
-
-struct TensorImpl {
-  UOpRef uop;
-  bool requires_grad = false;
-  std::shared_ptr<autograd::Node> grad_fn;  // null for leaves
-  std::shared_ptr<TensorImpl> grad;         // accumulated by backward() (leaves)
-  // Shared by a tensor and its views (torch's version counter): in-place
-  // updates bump it, and saved tensors check it when backward reads them.
-  // Made on first use (most handles are temporaries nobody versions); null
-  // reads as version 0.
-  std::shared_ptr<int64_t> version;
-  const std::shared_ptr<int64_t> &version_counter() {
-    if (!version) version = std::allocate_shared<int64_t>(shape::PoolAlloc<int64_t>(), 0);
-    return version;
-  }
-  // A view's base (the tensor whose storage it shares) and how to rebuild it
-  // from the base; the base lists its live views. An in-place update of either
-  // rewrites the base and rebuilds every view, so all of them see it.
-  std::shared_ptr<TensorImpl> view_base;
-  ViewReplay view_replay;
-  std::vector<std::weak_ptr<TensorImpl>> views;
-  // Whether gradients flow between the view and its base (false for detach(),
-  // which only shares storage), and whether the view was made under no_grad
-  // (torch forbids updating such a view in place with grad mode on).
-  bool differentiable_view = false;
-  bool view_made_without_grad = false;
-  // One of several views returned together (split, chunk, unbind) in grad
-  // mode, or a view of one: torch's MULTI_OUTPUT_NODE views, which must not be
-  // modified in place where a gradient is recorded.
-  bool multi_output_view = false;
-  // Set when the base of such a view (multi-output or made without grad)
-  // changed in place while a gradient could flow through the view: torch's
-  // grad_fn() then refuses to regenerate its node, so any op recording a
-  // gradient through it raises (`view_error` names the view's kind).
-  const char *view_error = nullptr;
-  // A view whose base began to require grad after the view was made (an
-  // in-place update gave the base a node), not used by a recorded op or asked
-  // for its grad_fn since. torch has no node for such a view until one of
-  // those regenerates it, so an in-place write through it raises torch's
-  // leaf error; loom gives it its node at once (for the gradient) and keeps
-  // this mark for the check.
-  bool node_not_regenerated = false;
-  // An as_strided step on the way from the base: the view may reach base
-  // elements outside the step before it, so after an in-place update its
-  // gradient goes straight to the base (torch's regenerated AsStridedBackward).
-  bool view_addresses_storage = false;
-
-  // A new impl, from the graph's pool (shape/pool.h).
-  static std::shared_ptr<TensorImpl> make() { return std::allocate_shared<TensorImpl>(shape::PoolAlloc<TensorImpl>()); }
-  static const std::shared_ptr<TensorImpl> &of(const Tensor &t) { return t.impl_; }
-  static Tensor wrap(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl)); }
-};
-
 namespace autograd {
 
 using Grads = std::vector<std::optional<Tensor>>;
@@ -121,6 +59,10 @@ class Saved {
   shape::PoolVector<int64_t> shape_;  // unchecked only (from the pool: most saved values are unchecked)
   DType dtype_ = DType::Float32;
 };
+
+// torch's error for a saved value (`value`, saved by `op` at version `saved`)
+// that an in-place update moved to version `now` before backward read it.
+[[noreturn]] void modified_in_place(const Tensor &value, const std::string &op, int64_t now, int64_t saved);
 
 // A node's per-input lists come from the graph's pool, as the node does.
 template <typename T>
