@@ -37,6 +37,23 @@ TEST(Autograd, BackwardAccumulatesIntoLeaves) {
   EXPECT_FALSE(x.grad());
 }
 
+TEST(Autograd, BackwardOfSeveralTensorsAddsTheirGradientsInOneSchedule) {
+  // torch.autograd.backward([x.x, 3x . w], [1, 2]): x.grad = 2x + 2 * 3w.
+  Tensor x = leaf({1, -2});
+  Tensor w = Tensor::from_vector({1, 10}, {2});
+  Tensor a = x.mul(x).sum(), b = x.mul(3).mul(w).sum();
+  reset_run_stats();
+  autograd::backward({a, b}, {Tensor::full({}, 1.0), Tensor::full({}, 2.0)});
+  EXPECT_EQ(run_stats().schedules, 1);  // the gradient and both tensors together
+  ASSERT_TRUE(x.grad());
+  EXPECT_EQ(values(*x.grad()), (std::vector<double>{8, 56}));
+  reset_run_stats();
+  EXPECT_EQ(values(a), (std::vector<double>{5}));  // realized with the gradients: read, not run again
+  EXPECT_EQ(values(b), (std::vector<double>{-57}));
+  EXPECT_EQ(run_stats().schedules, 0);
+  EXPECT_THROW(autograd::backward({x.mul(x).sum()}, {Tensor::full({}, 1.0), Tensor::full({}, 1.0)}), Error);
+}
+
 TEST(Autograd, RetainGradKeepsANonLeafsGradient) {
   Tensor x = leaf({1, -2, 3});
   Tensor h = x.mul(x);  // dL/dh = 2 for L = sum(2 h)

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "codegen/pipeline.h"
-#include "loom/backends.h"
 #include "engine/arena.h"
 #include "engine/beam.h"
 #include "engine/capture.h"
@@ -167,7 +166,7 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
   return out;
 }
 
-// Compile-ahead (loom/backends.h): while this thread rehearses, realize
+// Compile-ahead (compile_ahead below): while this thread rehearses, realize
 // gathers the kernels it would compile here, and compile_ahead compiles them
 // together afterwards.
 thread_local bool t_rehearsing = false;
@@ -209,20 +208,17 @@ void clear_kernel_cache() {
   std::lock_guard<std::mutex> l(kernel_cache().mu);
   kernel_cache().map.clear();
 }
-}  // namespace loom::engine
 
-namespace loom::backends {
 bool set_extern_gemm(bool on) {
-  auto &cache = engine::kernel_cache();
+  auto &cache = kernel_cache();
   std::lock_guard<std::mutex> l(cache.mu);
-  const bool was = engine::g_extern.exchange(on);
+  const bool was = g_extern.exchange(on);
   if (was != on) cache.map.clear();
   return was;
 }
-bool extern_gemm() { return engine::g_extern.load(); }
+bool extern_gemm() { return g_extern.load(); }
 
 int64_t compile_ahead(const std::function<void()> &rehearsal) {
-  using namespace engine;
   if (t_rehearsing) throw Error("compile_ahead: already rehearsing (compile_ahead does not nest)");
   t_rehearsing = true;
   try {
@@ -248,11 +244,6 @@ int64_t compile_ahead(const std::function<void()> &rehearsal) {
   evict_least_recent(cache, before);
   return compiled;
 }
-const char *device() { return std::string(engine::device_name()) == "CUDA" ? "cuda" : "cpu"; }
-void synchronize() { runtime::default_device().synchronize(); }
-}  // namespace loom::backends
-
-namespace loom::engine {
 
 size_t set_kernel_cache_limit(size_t limit) {
   std::lock_guard<std::mutex> l(kernel_cache().mu);

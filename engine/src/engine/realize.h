@@ -2,11 +2,13 @@
 //   schedule -> per-kernel programs (codegen, render, compile; cached by the
 //   kernel's interned AST) -> ExecItems {program, buffers, launch size} -> run.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "loom/tensor.h"
+#include "loom/error.h"
+#include "loom/stats.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "uop/uop.h"
@@ -62,6 +64,11 @@ struct RenderedKernel {
   std::string library;
 };
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
+
+// loom::backends' switches (loom/backends.h says what each does).
+bool set_extern_gemm(bool on);
+bool extern_gemm();
+int64_t compile_ahead(const std::function<void()> &rehearsal);
 
 // The device kernels run on (LOOM_DEVICE), and why `name` ("CPU", "CUDA")
 // cannot be used in this process ("" when it can).
