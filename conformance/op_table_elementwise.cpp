@@ -187,9 +187,11 @@ void add_elementwise_ops(std::vector<OpEntry> &t) {
   cast.attrs = [](const CaseContext &, Rng &rng) { return Attrs().set_dtype("dtype", rng.pick(dtypes::all)); };
   cast.domain = [](DType dt, int, const Attrs &a) { return cast_domain(dt, a.get_dtype("dtype")); };
   t.push_back(cast);
-  // Differentiable entries also get the backward property and finite differences.
-  const std::set<std::string> differentiable = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "where", "add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "pow_scalar", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "gelu", "cast"};
-  for (size_t i = first; i < t.size(); ++i) t[i].backward = differentiable.count(t[i].name) != 0;
+  // Every entry but the comparisons and logical ops (which torch does not
+  // differentiate) also gets the backward property and finite differences:
+  // a new op is checked backward unless it is listed here.
+  const std::set<std::string> no_gradient = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not"};
+  for (size_t i = first; i < t.size(); ++i) t[i].backward = no_gradient.count(t[i].name) == 0;
 }
 
 }  // namespace loom::conformance

@@ -2,13 +2,12 @@
 Tensor method of the same name, as torch's functions do."""
 import builtins
 
-from ._C import Tensor
+from ._C import UNARY_METHODS, Tensor
 
-_METHODS = (
+_METHODS = UNARY_METHODS + (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
     "logical_or", "logical_not", "floor_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_not", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf",
-    "clamp", "matmul", "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
+    "bitwise_not", "clamp", "matmul", "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
     "cumsum", "cumprod", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",
     "masked_fill", "masked_select", "reshape", "permute", "flatten", "unflatten", "squeeze", "unsqueeze",
     "transpose", "flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile", "as_strided", "numel",

@@ -20,6 +20,14 @@ auto reflected(F f) {
   return [f](const Tensor &a, py::handle b) { return f(operand(a, b), a); };
 }
 
+// The unary elementwise methods, one row each: bound on Tensor and listed in
+// _C.UNARY_METHODS, from which loom.functions makes loom.<name>(x).
+const std::pair<const char *, Tensor (Tensor::*)() const> kUnaryMethods[] = {
+    {"neg", &Tensor::neg},   {"abs", &Tensor::abs},         {"exp", &Tensor::exp},   {"log", &Tensor::log},
+    {"sqrt", &Tensor::sqrt}, {"rsqrt", &Tensor::rsqrt},     {"sin", &Tensor::sin},   {"cos", &Tensor::cos},
+    {"tanh", &Tensor::tanh}, {"sigmoid", &Tensor::sigmoid}, {"relu", &Tensor::relu}, {"erf", &Tensor::erf},
+};
+
 Dims dims_arg(py::handle dim) {
   if (dim.is_none()) return {};
   if (py::isinstance<py::int_>(dim)) return {dim.cast<int64_t>()};
@@ -119,18 +127,6 @@ void bind_tensor(py::module_ &m) {
                                                 : scalar_tensor(a);
         return c.where(ta, operand(ta, b));
       })
-      .def("neg", &Tensor::neg)
-      .def("abs", &Tensor::abs)
-      .def("exp", &Tensor::exp)
-      .def("log", &Tensor::log)
-      .def("sqrt", &Tensor::sqrt)
-      .def("rsqrt", &Tensor::rsqrt)
-      .def("sin", &Tensor::sin)
-      .def("cos", &Tensor::cos)
-      .def("tanh", &Tensor::tanh)
-      .def("sigmoid", &Tensor::sigmoid)
-      .def("relu", &Tensor::relu)
-      .def("erf", &Tensor::erf)
       .def("gelu", &Tensor::gelu, py::arg("approximate") = "none")
       .def("clamp", &Tensor::clamp, py::arg("min") = py::none(), py::arg("max") = py::none())
       .def("_cast", &Tensor::cast)
@@ -238,6 +234,12 @@ void bind_tensor(py::module_ &m) {
         if (x.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
         return x.size(0);
       });
+  py::list unary;
+  for (const auto &[name, method] : kUnaryMethods) {
+    t.def(name, method);
+    unary.append(name);
+  }
+  m.attr("UNARY_METHODS") = py::tuple(unary);
 }
 
 }  // namespace loom::python

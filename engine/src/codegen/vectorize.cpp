@@ -27,15 +27,15 @@ int64_t lane_count(int64_t amount, Vectors mode) {
   return 0;
 }
 
-// Whether vectors pay: some lanes load consecutive elements, or compute exp,
-// erf, log or tanh (memory vectors: some load or store is one access).
+// Whether vectors pay: some lanes load consecutive elements, or compute an op
+// whose row has kPays (exp, erf, log, tanh). Memory vectors: some load or
+// store is one access.
 // Lanes that only gather (a row sum's rows) stay scalar chains.
 bool pays(const UOpRef &sink, Vectors mode) {
   for (auto &u : uop::toposort(sink)) {
     if (lanes(*u) == 1) continue;
     if (u->op == Op::Load || (mode == Vectors::Memory && u->op == Op::Store)) return true;
-    if (mode == Vectors::All && (u->op == Op::Exp || u->op == Op::Erf || u->op == Op::Log || u->op == Op::Tanh))
-      return true;
+    if (mode == Vectors::All && (uop::op_info(u->op).flags & uop::OpInfo::kPays)) return true;
   }
   return false;
 }
@@ -93,16 +93,14 @@ bool all_same(const std::vector<UOpRef> &n) {
   return std::all_of(n.begin(), n.end(), [&](const UOpRef &u) { return u == n[0]; });
 }
 
-// What the C target computes on vectors: float32 values and the masks of
-// float32 comparisons.
+// What the C target computes on vectors: float32 values (the ops whose row
+// says so) and the masks of float32 comparisons.
 bool native(const UOp &u) {
   auto srcs = [&](DType d) {
     return std::all_of(u.src.begin(), u.src.end(), [&](const UOpRef &s) { return s->dtype == d; });
   };
+  if (uop::op_info(u.op).flags & uop::OpInfo::kVector) return u.dtype == DType::Float32 && srcs(DType::Float32);
   switch (u.op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Neg: case Op::Recip: case Op::Max:
-    case Op::Min: case Op::Exp: case Op::Erf: case Op::Log: case Op::Tanh:
-      return u.dtype == DType::Float32 && srcs(DType::Float32);
     case Op::Where:
       return u.dtype == DType::Float32 && u.src[0]->dtype == DType::Bool && u.src[1]->dtype == DType::Float32 &&
              u.src[2]->dtype == DType::Float32;

@@ -48,13 +48,6 @@ std::string expression(R &r, const UOpRef &u, int64_t w) {
     case Op::Div: return infix("/");
     case Op::Neg: return "(-" + a(0) + ")";
     case Op::Recip: return "(1.0f / " + a(0) + ")";
-    case Op::Max: return call("loom_vmaxf");
-    case Op::Min: return call("loom_vminf");
-    case Op::Exp: return call("loom_vexpf");
-    case Op::Erf: return call("loom_verff");
-    case Op::Log: return call("loom_vlogf");
-    case Op::Tanh: return call("loom_vtanhf");
-    case Op::Where: return call("loom_vsel");
     case Op::CmpLt: return infix("<");
     case Op::CmpLe: return infix("<=");
     case Op::CmpEq: return infix("==");
@@ -64,9 +57,10 @@ std::string expression(R &r, const UOpRef &u, int64_t w) {
     case Op::Not: return "(~" + a(0) + ")";
     case Op::Cast:  // bool -> float (the mask's low bit), float -> bool (x != 0)
       return u->dtype == DType::Bool ? "(" + a(0) + " != 0.0f)" : "__builtin_convertvector(" + a(0) + " & 1, loom_v" + n + "f)";
-    default: LOOM_CHECK(false, std::string("no C vector form for ") + uop::op_name(u->op));
+    default:  // the prelude's vector function of the op's row (uop/ops.def)
+      LOOM_CHECK(*uop::op_info(u->op).vector, std::string("no C vector form for ") + uop::op_name(u->op));
+      return call(uop::op_info(u->op).vector);
   }
-  return "";
 }
 
 }  // namespace

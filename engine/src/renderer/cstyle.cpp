@@ -227,9 +227,27 @@ const R::Table &R::statement_rules() {
   return t;
 }
 
-// Expressions. Ops without a row are binary: `combine` spells them.
+namespace {
+
+// A unary math op's row, from its row of uop/ops.def: the math library's
+// function, or the prelude's.
+R::Table math_rows() {
+  R::Table t;
+  for (size_t i = 0; i < uop::kOpCount; i++) {
+    const uop::OpInfo &o = uop::kOps[i];
+    if (o.c == uop::OpInfo::kLibm) t[Op(i)] = [f = o.math](R &r, const UOpRef &u) { return math(r, u, f); };
+    if (o.c == uop::OpInfo::kPrelude) t[Op(i)] = [f = o.math](R &r, const UOpRef &u) { return prelude_math(r, u, f); };
+  }
+  return t;
+}
+
+}  // namespace
+
+// Expressions: these rows, and the unary math ops' (math_rows) where none of
+// these is theirs. Ops without a row are binary: `combine` spells them.
 const R::Table &R::expression_rules() {
-  static const Table t{
+  static const Table t = [] {
+    Table rows{
       {Op::Load, [](R &r, const UOpRef &u) {  // buf[index], or 0 where the gate is off
          const std::string v = r.load(u->src[0]->dtype, r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) + "]");
          return u->src.size() > 2 ? "(" + r.operand(u, 2) + " ? " + v + " : 0)" : v;
@@ -255,14 +273,6 @@ const R::Table &R::expression_rules() {
          return is_float(u->dtype) ? std::string(u->dtype == DType::Float64 ? "fabs(" : "fabsf(") + x + ")"
                                    : r.wrapped(u->dtype, "(" + x + " < 0 ? -" + x + " : " + x + ")");
        }},
-      {Op::Exp, [](R &r, const UOpRef &u) { return prelude_math(r, u, "exp"); }},
-      {Op::Log, [](R &r, const UOpRef &u) { return prelude_math(r, u, "log"); }},
-      {Op::Sqrt, [](R &r, const UOpRef &u) { return math(r, u, "sqrt"); }},
-      {Op::Floor, [](R &r, const UOpRef &u) { return math(r, u, "floor"); }},
-      {Op::Sin, [](R &r, const UOpRef &u) { return math(r, u, "sin"); }},
-      {Op::Cos, [](R &r, const UOpRef &u) { return math(r, u, "cos"); }},
-      {Op::Tanh, [](R &r, const UOpRef &u) { return prelude_math(r, u, "tanh"); }},
-      {Op::Erf, [](R &r, const UOpRef &u) { return prelude_math(r, u, "erf"); }},
       {Op::Recip, [](R &r, const UOpRef &u) {
          return r.rounded(u->dtype, std::string(u->dtype == DType::Float64 ? "(1.0 / " : "(1.0f / ") + r.operand(u, 0) + ")");
        }},
@@ -274,7 +284,10 @@ const R::Table &R::expression_rules() {
       {Op::Where, [](R &r, const UOpRef &u) {
          return "(" + r.operand(u, 0) + " ? " + r.operand(u, 1) + " : " + r.operand(u, 2) + ")";
        }},
-  };
+    };
+    rows.merge(math_rows());
+    return rows;
+  }();
   return t;
 }
 

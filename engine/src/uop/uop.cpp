@@ -18,23 +18,6 @@
 namespace loom::uop {
 
 namespace {
-constexpr const char *kOpNames[] = {"BUFFER", "CONST",  "VIEW",  "CONTIGUOUS", "REDUCE_AXIS", "CAST", "GATHER", "SCAN", "SORT", "WRITE", "SINK",
-                                "DEFINE_GLOBAL", "DEFINE_VAR", "RANGE", "LOAD", "STORE", "REDUCE", "ENDRANGE", "DEFINE_ACC", "VECTORIZE", "GEP",
-                                "NEG", "ABS", "EXP", "LOG", "SQRT", "RECIP", "SIN", "COS", "TANH", "ERF", "NOT", "FLOOR",
-                                "ADD", "SUB", "MUL", "DIV", "IDIV", "MOD", "MAX", "MIN", "POW",
-                                "CMPLT", "CMPLE", "CMPEQ", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR", "WHERE"};
-static_assert(std::size(kOpNames) == static_cast<size_t>(Op::Where) + 1, "one name per Op, in the enum's order");
-}  // namespace
-
-const char *op_name(Op op) { return kOpNames[static_cast<int>(op)]; }
-bool is_alu(Op op) { return op >= Op::Neg; }
-bool is_commutative(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min || op == Op::CmpEq || op == Op::CmpNe ||
-         op == Op::And || op == Op::Or || op == Op::Xor;
-}
-bool is_comparison(Op op) { return op >= Op::CmpLt && op <= Op::CmpNe; }
-
-namespace {
 std::atomic<int64_t> g_next_buffer_id{0};
 }
 

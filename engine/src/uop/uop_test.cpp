@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <set>
+#include <string>
 
 namespace loom::uop {
 namespace {
@@ -40,6 +41,31 @@ TEST(UOp, ToposortListsEachNodeOnceAfterItsSources) {
   // 11, 13, x, -x, y, 7, y*7, y*7-y, 9, root
   EXPECT_EQ(order.size(), 10u);
   EXPECT_EQ(order.back()->get(), root.get());
+}
+
+// ops.def's rows agree with each other: what the stages derive from a row
+// (the ALU predicates, the C spelling, the vector lists) needs these.
+TEST(OpTable, EveryRowIsConsistent) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < kOpCount; i++) {
+    const OpInfo &o = kOps[i];
+    const Op op = static_cast<Op>(i);
+    SCOPED_TRACE(o.name);
+    EXPECT_TRUE(names.insert(o.name).second) << "a name twice";
+    EXPECT_EQ(is_alu(op), o.arity > 0) << "an ALU op has operands, the others none";
+    EXPECT_LE(o.arity, 3);
+    if (o.c != OpInfo::kOwn) {
+      EXPECT_EQ(o.arity, 1) << "only unary math ops are spelled from the table";
+      EXPECT_NE(std::string(o.math), "");
+    }
+    if (o.flags & OpInfo::kPays) {
+      EXPECT_TRUE(o.flags & OpInfo::kVector);
+      EXPECT_NE(std::string(o.vector), "") << "a vector that pays needs its vector function";
+    }
+    if (o.flags & (OpInfo::kComparison | OpInfo::kCommutative)) EXPECT_EQ(o.arity, 2);
+  }
+  EXPECT_EQ(kOpCount, static_cast<size_t>(Op::Where) + 1);
+  EXPECT_STREQ(op_name(Op::ReduceAxis), "REDUCE_AXIS");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "runtime/cuda/fibers.h"
 #include "runtime/compile_cache.h"
 #include "runtime/disk_cache.h"
+#include "uop/ops.h"
 
 namespace loom::runtime::cuda {
 
@@ -20,21 +21,14 @@ namespace {
 
 // CUDA's built-ins for a kernel compiled as C++ (the prelude's fixed-width
 // typedefs stand, so no C++ header is included; the math functions are
-// declared). Half conversions use GCC's _Float16, which rounds as PTX's cvt.
+// declared: math_declarations). Half conversions use GCC's _Float16, which
+// rounds as PTX's cvt.
 const char *kBuiltins = R"(#define LOOM_CUDA_EMULATED 1
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
-extern "C" {
-float expf(float); float logf(float); float tanhf(float); float erff(float); float sqrtf(float);
-float floorf(float); float sinf(float); float cosf(float); float fmodf(float, float); float powf(float, float);
-float fabsf(float);
-double exp(double); double log(double); double tanh(double); double erf(double); double sqrt(double);
-double floor(double); double sin(double); double cos(double); double fmod(double, double); double pow(double, double);
-double fabs(double);
-}
 struct loom_dim3 { unsigned x, y, z; };
 static loom_dim3 threadIdx, blockIdx, blockDim;
 static void (*loom_emu_sync)(void);
@@ -156,7 +150,25 @@ class EmulatedProgram : public Program {
 };
 
 // The translation unit of a kernel: the built-ins, its source and its entry point.
-std::string unit_text(const KernelSource &k) { return std::string(kBuiltins) + entry_point(k); }
+// The math library's functions the ops' rows name (uop/ops.def), for float
+// and double operands.
+std::string math_declarations() {
+  std::string s = "extern \"C\" {\n";
+  for (const uop::OpInfo &o : uop::kOps) {
+    if (!*o.math) continue;
+    auto decl = [&](const char *type, const char *suffix) {
+      s += std::string(type) + " " + o.math + suffix + "(" + type + (o.arity == 2 ? std::string(", ") + type : "") + ");\n";
+    };
+    decl("float", "f");
+    decl("double", "");
+  }
+  return s + "}\n";
+}
+
+std::string unit_text(const KernelSource &k) {
+  static const std::string declarations = math_declarations();
+  return declarations + kBuiltins + entry_point(k);
+}
 
 bool synchronizes(const KernelSource &k) {
   return k.source.find("loom_group_fold(", k.body) != std::string::npos || k.source.find("loom_mma_", k.body) != std::string::npos;
