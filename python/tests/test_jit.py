@@ -1,5 +1,9 @@
 """loom.jit: a training loop under the JIT gives bitwise the eager loop's
 values; floats are inputs, other arguments are baked and guarded."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -78,9 +82,10 @@ def test_outputs_that_require_grad_raise():
         f()
 
 
-def test_loom_jit_zero_runs_eagerly(monkeypatch):
-    monkeypatch.setenv("LOOM_JIT", "0")
-    f = loom.jit(lambda x: x + 1)
-    for _ in range(4):
-        f(loom.zeros(2))
-    assert not f.info["captured"] and f.info["calls"] == 4
+def test_loom_jit_zero_runs_eagerly():
+    # Knobs are read once, at the first use: a process started with LOOM_JIT=0.
+    code = ("import loom; f = loom.jit(lambda x: x + 1)\n"
+            "for _ in range(4): f(loom.zeros(2))\n"
+            "assert not loom._C.jit_enabled() and not f.info['captured'] and f.info['calls'] == 4, f.info\n")
+    env = dict(os.environ, LOOM_JIT="0")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)

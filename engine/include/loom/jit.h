@@ -76,7 +76,9 @@ class Jit {
   std::unique_ptr<Impl> impl_;
 };
 
-// False when LOOM_JIT=0.
+// False when LOOM_JIT=0 at start, or after set_jit_enabled(false): every
+// Jit call then runs eagerly. set_jit_enabled returns the previous setting.
 bool jit_enabled();
+bool set_jit_enabled(bool on);
 
 }  // namespace loom

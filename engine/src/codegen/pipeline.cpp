@@ -9,6 +9,7 @@
 #include "codegen/merge_axes.h"
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
+#include "knobs/knobs.h"
 #include "schedule/gemm.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
@@ -20,21 +21,8 @@ using uop::UOp;
 
 namespace {
 
-bool no_opt() {
-  static const bool off = [] {
-    const char *e = std::getenv("LOOM_NOOPT");
-    return e && std::atoi(e) != 0;
-  }();
-  return off;
-}
-
-bool dump_passes() {
-  static const bool on = [] {
-    const char *e = std::getenv("LOOM_DEBUG");
-    return e && std::atoi(e) >= 4;
-  }();
-  return on;
-}
+bool no_opt() { return knobs::noopt(); }
+bool dump_passes() { return knobs::debug() >= 4; }
 
 struct PassLogState {
   PassLog *log = nullptr;

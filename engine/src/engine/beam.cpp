@@ -11,6 +11,7 @@
 #include "codegen/optimize.h"
 #include "codegen/pipeline.h"
 #include "engine/realize.h"
+#include "knobs/knobs.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 
@@ -62,10 +63,12 @@ double time_launch(const runtime::Program &prog, std::vector<void *> &ptrs, int6
 
 }  // namespace
 
-int beam_width() {
-  const char *e = std::getenv("LOOM_BEAM");
-  return e ? std::max(0, std::atoi(e)) : 0;
+namespace {
+std::atomic<int> g_beam_width{knobs::beam()};
 }
+
+int beam_width() { return g_beam_width.load(); }
+int set_beam_width(int width) { return g_beam_width.exchange(std::max(0, width)); }
 
 int64_t launch_global_size(const codegen::Program &p) {
   return p.global_range ? static_cast<int64_t>(p.global_range->src[0]->const_value()) : 1;

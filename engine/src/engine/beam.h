@@ -20,6 +20,8 @@ namespace loom::engine {
 
 // The width LOOM_BEAM asks for (read on every call; 0 when unset).
 int beam_width();
+// Sets the width (LOOM_BEAM at start; 0 turns the search off). Returns the previous one.
+int set_beam_width(int width);
 // The upcast for `item`'s kernel, or nullopt when LOOM_BEAM is off or the
 // kernel offers no choice.
 std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes);

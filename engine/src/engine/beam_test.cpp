@@ -39,9 +39,11 @@ struct NoGemmSplit {
   int64_t was;
 };
 
-struct BeamEnv {
-  explicit BeamEnv(const char *width) { ::setenv("LOOM_BEAM", width, 1); }
-  ~BeamEnv() { ::unsetenv("LOOM_BEAM"); }
+// LOOM_BEAM=width for the scope.
+struct BeamWidth {
+  explicit BeamWidth(int width) : was(engine::set_beam_width(width)) {}
+  ~BeamWidth() { engine::set_beam_width(was); }
+  int was;
 };
 
 TEST(Beam, CandidatesStartWithTheHeuristicsChoiceAndThePlainLoopNest) {
@@ -69,7 +71,7 @@ TEST(Beam, TheFastestCandidateIsCachedOnDiskAndCorruptEntriesAreRebuilt) {
   for (auto &buf : s.items[0].bufs) dtypes.push_back(buf->dtype);
   const std::string file = engine::beam_cache_file(s.items[0], dtypes, 4);
 
-  BeamEnv beam("4");
+  BeamWidth beam(4);
   engine::clear_kernel_cache();
   reset_run_stats();
   const HostTensor searched = product(a, b, c).to_host();
@@ -100,7 +102,6 @@ TEST(Beam, TheFastestCandidateIsCachedOnDiskAndCorruptEntriesAreRebuilt) {
 }
 
 TEST(Beam, OffByDefault) {
-  ::unsetenv("LOOM_BEAM");
   EXPECT_EQ(engine::beam_width(), 0);
   Tensor a = Tensor::rand({8, 8}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.add(1.0).uop()});

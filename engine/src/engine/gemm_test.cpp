@@ -13,6 +13,7 @@
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
 #include "engine/testing/values.h"
+#include "knobs/knobs.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
@@ -207,7 +208,7 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
 TEST(GemmSplit, ExternGemmIsCublasOnCuda) {
   if (testing::on_cpu()) GTEST_SKIP() << "cuBLAS is the CUDA device's extern GEMM";
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  const bool emulated = std::getenv("LOOM_DEVICE") && std::string(std::getenv("LOOM_DEVICE")) == "CUDA_EMULATOR";
+  const bool emulated = knobs::device() == "CUDA_EMULATOR";
   if (!emulated && !runtime::cuda::cublas()) GTEST_SKIP() << runtime::cuda::cublas_missing();
   // The library each kernel of a's and b's product runs ("" for generated code).
   auto libraries = [](const Tensor &a, const Tensor &b) {

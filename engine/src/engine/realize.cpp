@@ -18,6 +18,7 @@
 #include "engine/beam.h"
 #include "engine/capture.h"
 #include "engine/trace.h"
+#include "knobs/knobs.h"
 #include "renderer/c_renderer.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
@@ -28,13 +29,7 @@
 
 namespace loom::engine {
 
-int debug_level() {
-  static const int level = [] {
-    const char *e = std::getenv("LOOM_DEBUG");
-    return e ? std::atoi(e) : 0;
-  }();
-  return level;
-}
+int debug_level() { return knobs::debug(); }
 
 double now_ms() {
   using namespace std::chrono;
@@ -78,10 +73,7 @@ std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
   return dts;
 }
 
-std::atomic<bool> g_extern{[] {
-  const char *e = std::getenv("LOOM_EXTERN");
-  return !e || std::atoi(e) != 0;
-}()};
+std::atomic<bool> g_extern{knobs::extern_gemm()};
 
 // A canonical GEMM (schedule/gemm.h) runs on the device's extern GEMM when
 // there is one for it and LOOM_EXTERN is not 0: that program, else null.

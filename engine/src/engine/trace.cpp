@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 #include "loom/viz.h"
 #include "schedule/explain.h"
@@ -73,11 +74,7 @@ int kernel_of(Trace &t, const uop::UOpRef &ast, const std::string &name) {
   return it->second;
 }
 
-std::string env_path() {
-  const char *e = std::getenv("LOOM_VIZ");
-  if (!e || !*e || std::string(e) == "0") return "";
-  return std::string(e) == "1" ? "loom_viz.json" : e;
-}
+std::string env_path() { return knobs::viz(); }
 
 // LOOM_VIZ: recording from the first realize, the trace saved at exit.
 bool started_from_env() {

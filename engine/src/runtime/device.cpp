@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 #include "runtime/cpu/cpu.h"
 #include "runtime/cuda/cuda.h"
@@ -21,8 +22,7 @@ double Device::timed_launch(const Program &p, void **bufs, int64_t global_size, 
 
 Device &default_device() {
   static Device &d = []() -> Device & {
-    const char *e = std::getenv("LOOM_DEVICE");
-    const std::string name = e && *e ? e : "CPU";
+    const std::string &name = knobs::device();
     if (name == "CPU") return cpu::device();
     if (name == "CUDA") return cuda::device();  // throws, saying what is missing, where CUDA cannot run
     if (name == "CUDA_EMULATOR") return cuda::emulator();

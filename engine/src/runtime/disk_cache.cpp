@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 
 extern char **environ;
@@ -26,7 +27,7 @@ namespace loom::runtime {
 const std::string &cache_dir() {
   static const std::string dir = [] {
     std::string d;
-    if (const char *e = std::getenv("LOOM_CACHE_DIR"); e && *e) d = e;
+    if (!knobs::cache_dir().empty()) d = knobs::cache_dir();
     else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) d = std::string(x) + "/loom";
     else if (const char *h = std::getenv("HOME"); h && *h) d = std::string(h) + "/.cache/loom";
     else d = "/tmp/loom-cache";

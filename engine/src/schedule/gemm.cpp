@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "knobs/knobs.h"
 #include "schedule/parts.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
@@ -25,10 +26,7 @@ namespace {
 
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
-std::atomic<int64_t> g_min_macs{[] {
-  const char *e = std::getenv("LOOM_GEMM_MIN_MACS");
-  return e ? std::atoll(e) : int64_t{1} << 22;
-}()};
+std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 
+#include "knobs/knobs.h"
 #include "uop/graph.h"
 
 namespace loom::schedule {
@@ -122,12 +123,6 @@ void apply_splits(Schedule &sched, SplitMemo &memo) {
   sched.items = std::move(items);
 }
 
-bool splits_off() {
-  static const bool off = [] {
-    const char *e = std::getenv("LOOM_NOOPT");
-    return e && std::atoi(e) != 0;
-  }();
-  return off;
-}
+bool splits_off() { return knobs::noopt(); }
 
 }  // namespace loom::schedule

@@ -7,14 +7,15 @@
 #include <optional>
 #include <unordered_map>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 #include "schedule/donate.h"
 #include "schedule/explain.h"
 #include "schedule/gemm.h"
-#include "schedule/split_reduce.h"
 #include "schedule/lifetime.h"
 #include "schedule/offsets.h"
 #include "schedule/schedule_cache.h"
+#include "schedule/split_reduce.h"
 #include "schedule/substitute.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
@@ -398,13 +399,7 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
   }
 }
 
-bool dump_passes() {
-  static const bool on = [] {
-    const char *e = std::getenv("LOOM_DEBUG");
-    return e && std::atoi(e) >= 4;
-  }();
-  return on;
-}
+bool dump_passes() { return knobs::debug() >= 4; }
 
 // LOOM_DEBUG=4: the schedule after a pass, one line per kernel (its name,
 // buffers by id, runtime scalars and pointer shifts). A graph cut now (not

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "knobs/knobs.h"
 #include "schedule/parts.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
@@ -16,10 +17,7 @@ using uop::UOp;
 
 namespace {
 
-std::atomic<int64_t> g_min_length{[] {
-  const char *e = std::getenv("LOOM_SPLIT_MIN_LENGTH");
-  return e ? std::atoll(e) : int64_t{1} << 15;
-}()};
+std::atomic<int64_t> g_min_length{knobs::split_min_length()};
 
 constexpr int64_t kPartials = 32;     // partials per split reduction (all outputs together), at most
 constexpr int64_t kMinChunk = 4096;   // elements each chunk folds (all its lanes together), at least

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "engine/capture.h"
+#include "knobs/knobs.h"
 #include "tensor/impl.h"
 #include "tensor/ops_util.h"
 #include "tensor/pending.h"
@@ -116,10 +117,12 @@ int64_t reserve_tags(size_t n) {
 
 }  // namespace
 
-bool jit_enabled() {
-  const char *e = std::getenv("LOOM_JIT");
-  return !(e && std::string(e) == "0");
+namespace {
+std::atomic<bool> g_jit_enabled{knobs::jit()};
 }
+
+bool jit_enabled() { return g_jit_enabled.load(); }
+bool set_jit_enabled(bool on) { return g_jit_enabled.exchange(on); }
 
 struct Jit::Impl {
   Fn fn;

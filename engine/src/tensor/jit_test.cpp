@@ -465,12 +465,12 @@ TEST(Jit, AValueKeptOutsideTheOutputsRaisesAtCapture) {
   EXPECT_THROW(jit({x}), Error);
 }
 
-TEST(Jit, LoomJitZeroRunsEveryCallEagerly) {
-  ::setenv("LOOM_JIT", "0", 1);
+TEST(Jit, TurnedOffEveryCallRunsEagerly) {
+  const bool was = set_jit_enabled(false);  // what LOOM_JIT=0 sets at start
   Jit jit([](const JitArgs &a) { return std::vector<Tensor>{a.tensors[0].add(1)}; });
   Tensor x = Tensor::zeros({3}).realize();
   for (int i = 0; i < 4; i++) jit({x});
-  ::unsetenv("LOOM_JIT");
+  set_jit_enabled(was);
   EXPECT_FALSE(jit.info().captured);
   EXPECT_EQ(jit.info().calls, 4);
 }

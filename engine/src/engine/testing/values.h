@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/realize.h"
+#include "knobs/knobs.h"
 #include "loom/tensor.h"
 #include "uop/graph.h"
 
@@ -23,10 +24,7 @@ inline std::vector<float> float_values(const Tensor &t) {
 // is): a kernel over a value no earlier run used is new to the kernel caches.
 inline Tensor literal(double c, DType dt = DType::Float64) { return Tensor(uop::const_tensor(c, dt, {})); }
 
-inline bool no_opt() {
-  const char *e = std::getenv("LOOM_NOOPT");
-  return e && std::atoi(e) != 0;
-}
+inline bool no_opt() { return knobs::noopt(); }
 
 // Whether kernels run on the CPU device (not LOOM_DEVICE=CUDA or
 // CUDA_EMULATOR): tests of its own machinery (OpenBLAS, the block pass, the

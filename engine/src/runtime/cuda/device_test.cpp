@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 #include "runtime/cuda/driver.h"
 
@@ -44,8 +45,7 @@ TEST(CudaDevice, MissingDriverIsAClearError) {
 }
 
 TEST(CudaDevice, CpuDeviceWorksWhateverCudaDoes) {
-  const char *e = std::getenv("LOOM_DEVICE");
-  if (e && *e && std::string(e) != "CPU") GTEST_SKIP() << "LOOM_DEVICE=" << e;
+  if (knobs::device() != "CPU") GTEST_SKIP() << "LOOM_DEVICE=" << knobs::device();
   (void)driver_missing();  // probing CUDA first changes nothing for the CPU
   Device &cpu = default_device();
   EXPECT_STREQ(cpu.name(), "CPU");

@@ -1,0 +1,30 @@
+// Every LOOM_* environment variable loom reads, read here and nowhere else,
+// all at once on first use: a variable set after that changes nothing (the
+// switches that may change at run time have setters of their own). The
+// table in knobs.cpp is the README's "Environment knobs" list, in its order
+// (ci/check_knobs.sh holds them together).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace loom::knobs {
+
+struct Knob {
+  const char *name;     // LOOM_...
+  const char *meaning;  // one line; the README says more
+};
+std::span<const Knob> all();
+
+int debug();                    // LOOM_DEBUG: the level of what realize prints (0)
+const std::string &viz();       // LOOM_VIZ: "" off, else the trace file (1: loom_viz.json)
+const std::string &cache_dir(); // LOOM_CACHE_DIR: "" when unset
+const std::string &device();    // LOOM_DEVICE: "CPU" when unset
+int beam();                     // LOOM_BEAM: the search width (0: off)
+bool extern_gemm();             // LOOM_EXTERN: library GEMMs (true unless 0)
+int64_t gemm_min_macs();        // LOOM_GEMM_MIN_MACS (1 << 22)
+int64_t split_min_length();     // LOOM_SPLIT_MIN_LENGTH (1 << 15)
+bool jit();                     // LOOM_JIT: captures (true unless 0)
+bool noopt();                   // LOOM_NOOPT: kernel optimizations off (false unless nonzero)
+
+}  // namespace loom::knobs
