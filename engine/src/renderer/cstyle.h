@@ -1,7 +1,7 @@
 // The C-family renderer base: a linearized Program becomes one function. The
 // base walks the UOp list and renders each UOp through two rule tables keyed
 // by op: statements (loops, accumulators, stores, value definitions) and
-// expressions (loads, casts, ALU). A target (the C target today, CUDA later)
+// expressions (loads, casts, ALU). A target (c_renderer.h, cuda_renderer.h)
 // supplies the types, the function header, the outermost loop and the
 // constants' spelling, and may replace rows of either table.
 #pragma once

@@ -239,7 +239,8 @@ HostTensor Tensor::to_host() const {
   const UOpRef &b = base_of(t.uop());
   auto &buf = b->arg_as<uop::BufferArg>().buffer;
   HostTensor h = HostTensor::contiguous(dtype(), shape());
-  // An `empty` never written to reads as zeros (the device zero-fills).
+  // An `empty` never written to is allocated by the copy: its values are
+  // unspecified (runtime/device.h), as torch.empty's are.
   engine::copy_out(h.storage->data(), buf, static_cast<size_t>(numel()) * itemsize(dtype()));
   return h;
 }
