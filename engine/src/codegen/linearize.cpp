@@ -20,7 +20,7 @@ namespace {
 
 class Linearizer {
  public:
-  explicit Linearizer(Program &p) : p_(p) {}
+  explicit Linearizer(KernelSpec &p) : p_(p) {}
 
   void run(const LoweredKernel &k) {
     for (auto &store : k.sink->src) mark_values(store->src[2]);
@@ -178,7 +178,7 @@ class Linearizer {
     }
   }
 
-  Program &p_;
+  KernelSpec &p_;
   std::vector<UOpRef> open_;
   std::set<int64_t> open_set_;
   std::unordered_set<const UOp *> done_, values_;
@@ -190,8 +190,8 @@ class Linearizer {
 
 }  // namespace
 
-Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes) {
-  Program p;
+KernelSpec linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes) {
+  KernelSpec p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
   if (!k.out_ranges.empty() && !k.serial) p.global_range = k.out_ranges[0];
@@ -199,7 +199,7 @@ Program linearize(const LoweredKernel &k, const std::string &name, std::vector<D
   return p;
 }
 
-std::string program_str(const Program &p) {
+std::string program_str(const KernelSpec &p) {
   std::ostringstream os;
   int depth = 0;
   for (auto &u : p.uops) {

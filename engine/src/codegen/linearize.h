@@ -11,7 +11,7 @@
 
 namespace loom::codegen {
 
-struct Program {
+struct KernelSpec {
   std::string name;
   std::vector<UOpRef> uops;  // in execution order
   std::vector<DType> buf_dtypes;  // per DEFINE_GLOBAL slot
@@ -30,7 +30,7 @@ struct Program {
   UOpRef library;
 };
 
-Program linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);
-std::string program_str(const Program &p);  // one line per entry, for LOOM_DEBUG=4
+KernelSpec linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);
+std::string program_str(const KernelSpec &p);  // one line per entry, for LOOM_DEBUG=4
 
 }  // namespace loom::codegen

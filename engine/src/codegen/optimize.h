@@ -2,7 +2,7 @@
 // axes one loop iteration computes several elements of) before lowering. The
 // pipeline skips it under LOOM_NOOPT=1: every kernel is then the plain loop
 // nest. Both functions take the kernel after the merge pass
-// (pipeline.h's prepared()), whose axes the upcasts name.
+// (pipeline.h's optimize_input()), whose axes the upcasts name.
 #pragma once
 #include "codegen/lowerer.h"
 #include "codegen/target.h"

@@ -62,12 +62,12 @@ std::vector<UOpRef> kernel_vars(const UOpRef &ast) {
   return vars;
 }
 
-Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
+KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
                const Target &t);
 
 // A sort is a library kernel: one call per line, split across threads.
-Program library_kernel(const UOpRef &value, const std::string &name, std::vector<DType> buf_dtypes) {
-  Program p;
+KernelSpec library_kernel(const UOpRef &value, const std::string &name, std::vector<DType> buf_dtypes) {
+  KernelSpec p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
   p.library = value;
@@ -80,9 +80,9 @@ Program library_kernel(const UOpRef &value, const std::string &name, std::vector
 }
 
 // A half GEMM on tensor cores: the AST itself is the library kernel.
-Program gemm_kernel(const UOpRef &ast, const schedule::GemmShape &g, const std::string &name,
+KernelSpec gemm_kernel(const UOpRef &ast, const schedule::GemmShape &g, const std::string &name,
                     std::vector<DType> buf_dtypes) {
-  Program p;
+  KernelSpec p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
   p.library = ast;
@@ -102,21 +102,21 @@ void set_pass_log(PassLog *log) {
   uop::count_rules(log ? &t_pass_log.rules : nullptr);
 }
 
-UOpRef prepared(const UOpRef &ast, const Target &t) {
+UOpRef optimize_input(const UOpRef &ast, const Target &t) {
   if (no_opt()) return ast;
   const UOpRef merged = merge_axes(ast);
   return t.block ? block_columns(merged) : merged;
 }
 
-Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+KernelSpec kernel_spec(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
                        const Upcast *forced, const Target &t) {
-  Program p = passes(ast, name, std::move(buf_dtypes), forced, t);
+  KernelSpec p = passes(ast, name, std::move(buf_dtypes), forced, t);
   p.vars = kernel_vars(ast);
   return p;
 }
 
 namespace {
-Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
+KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
                const Target &t) {
   if (t_pass_log.log) t_pass_log.last_graph = nullptr;  // each kernel's first pass changes nothing
   log_pass(name, "schedule (AST)", [&] { return ast->str(); }, ast);
@@ -124,7 +124,7 @@ Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> bu
   if (t.tensor_cores && !no_opt())
     if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
       return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
-  const UOpRef kernel = prepared(ast, t);
+  const UOpRef kernel = optimize_input(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
   const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel, t);
   log_pass(name, forced ? "optimize (given)" : "optimize", [&] { return upcast_str(up); });
@@ -134,7 +134,7 @@ Program passes(const UOpRef &ast, const std::string &name, std::vector<DType> bu
     lowered = vectorize(lowered, up, t.vectors);
     log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
   }
-  Program p = linearize(lowered, name, std::move(buf_dtypes));
+  KernelSpec p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", [&] { return program_str(p); });
   return p;
 }

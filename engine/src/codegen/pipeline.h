@@ -29,7 +29,7 @@
 namespace loom::codegen {
 
 // What the passes did to the kernels compiled on this thread, for the viewer
-// (LOOM_VIZ): while a log is set, compile_kernel appends each pass's result.
+// (LOOM_VIZ): while a log is set, kernel_spec appends each pass's result.
 struct PassRecord {
   std::string pass, text;  // the text LOOM_DEBUG=4 prints after the pass
   // Lines of `text` that are nodes the previous pass's graph did not have
@@ -43,12 +43,12 @@ void set_pass_log(PassLog *log);  // this thread; nullptr stops
 
 // The kernel as the optimize pass sees it: the merge and block passes' result
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
-UOpRef prepared(const UOpRef &ast, const Target &t = {});
+UOpRef optimize_input(const UOpRef &ast, const Target &t = {});
 
 // buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when
 // given, replaces the optimize pass's choice (LOOM_BEAM's candidates, over
-// prepared(ast)).
-Program compile_kernel(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+// optimize_input(ast)).
+KernelSpec kernel_spec(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
                        const Upcast *up = nullptr, const Target &t = {});
 
 }  // namespace loom::codegen

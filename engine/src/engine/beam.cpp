@@ -70,10 +70,10 @@ std::atomic<int> g_beam_width{knobs::beam()};
 int beam_width() { return g_beam_width.load(); }
 int set_beam_width(int width) { return g_beam_width.exchange(std::max(0, width)); }
 
-int64_t launch_global_size(const codegen::Program &p) {
+int64_t launch_global_size(const codegen::KernelSpec &p) {
   return p.global_range ? static_cast<int64_t>(p.global_range->src[0]->const_value()) : 1;
 }
-bool launch_parallel(const codegen::Program &p) { return p.iterations * std::max<int64_t>(1, p.alu_ops) >= (1 << 16); }
+bool launch_parallel(const codegen::KernelSpec &p) { return p.iterations * std::max<int64_t>(1, p.alu_ops) >= (1 << 16); }
 
 std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes, int n) {
   std::string key = item.ast->str() + "|beam " + std::to_string(n);
@@ -84,7 +84,7 @@ std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vecto
 std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes) {
   const int n = beam_width();
   if (n < 2) return std::nullopt;
-  const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(codegen::prepared(item.ast), static_cast<size_t>(n));
+  const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(codegen::optimize_input(item.ast), static_cast<size_t>(n));
   if (candidates.size() < 2) return std::nullopt;
 
   // A cached choice, if it is one of today's candidates (else the entry is
@@ -113,10 +113,10 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
   }
   // The heuristic's first: a kernel that fast keeps it (the others' compile
   // time would not pay back); then the rest, compiled together.
-  std::vector<codegen::Program> programs;
+  std::vector<codegen::KernelSpec> programs;
   std::vector<runtime::KernelSource> sources;
   for (const codegen::Upcast &up : candidates) {
-    programs.push_back(codegen::compile_kernel(item.ast, item.name, dtypes, &up, dev.target()));
+    programs.push_back(codegen::kernel_spec(item.ast, item.name, dtypes, &up, dev.target()));
     sources.push_back(dev.source(programs.back()));
   }
   // Runtime scalars (the same for every candidate of one AST) hold 1 too.

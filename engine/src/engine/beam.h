@@ -30,7 +30,7 @@ std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vecto
 
 // How a compiled program is launched: its outermost loop's trip count, and
 // whether that loop is split across the cores (enough work).
-int64_t launch_global_size(const codegen::Program &p);
-bool launch_parallel(const codegen::Program &p);
+int64_t launch_global_size(const codegen::KernelSpec &p);
+bool launch_parallel(const codegen::KernelSpec &p);
 
 }  // namespace loom::engine

@@ -50,7 +50,7 @@ TEST(Beam, CandidatesStartWithTheHeuristicsChoiceAndThePlainLoopNest) {
   Tensor a = Tensor::rand({64, 32}).realize(), b = Tensor::rand({32, 48}).realize();
   const schedule::Schedule s = schedule::create_schedule({product(a, b, 2.0).uop()});
   ASSERT_EQ(s.items.size(), 1u);
-  const uop::UOpRef kernel = codegen::prepared(s.items[0].ast);
+  const uop::UOpRef kernel = codegen::optimize_input(s.items[0].ast);
   const auto c = codegen::upcast_candidates(kernel, 6);
   ASSERT_EQ(c.size(), 6u);
   EXPECT_EQ(c[0], codegen::optimize(kernel));

@@ -212,7 +212,7 @@ TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {
     std::vector<DType> dts;
     for (auto &b : sched.items[0].bufs) dts.push_back(b->dtype);
     const renderer::CudaKernel k = renderer::render_cuda(
-        codegen::compile_kernel(sched.items[0].ast, sched.items[0].name, dts, nullptr, renderer::cuda_target()));
+        codegen::kernel_spec(sched.items[0].ast, sched.items[0].name, dts, nullptr, renderer::cuda_target()));
     EXPECT_EQ(k.blocks * k.threads >= 7, true);
     const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.source, "sort.cu", "sm_80");
     EXPECT_TRUE(r.ok) << r.log << k.source;

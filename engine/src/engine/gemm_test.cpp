@@ -194,12 +194,12 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
   testing::ExternGemm on(true);
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
-  const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
+  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}));
   ASSERT_EQ(items.size(), 1u);
   ASSERT_NE(items[0].program->library(), nullptr);
   EXPECT_STREQ(items[0].program->library(), "openblas sgemm");
   testing::ExternGemm off(false);
-  EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
+  EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
 }
 
 // On CUDA (and its emulator) the extern GEMM is cuBLAS, for float32 and half
@@ -213,7 +213,7 @@ TEST(GemmSplit, ExternGemmIsCublasOnCuda) {
   // The library each kernel of a's and b's product runs ("" for generated code).
   auto libraries = [](const Tensor &a, const Tensor &b) {
     std::vector<std::string> libs;
-    for (const engine::ExecItem &e : engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()})))
+    for (const engine::ExecItem &e : engine::exec_items(schedule::create_schedule({a.matmul(b).uop()})))
       libs.push_back(e.program->library() ? e.program->library() : "");
     return libs;
   };
@@ -240,13 +240,13 @@ TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsVal
   const int64_t m = 16, k = 512, n = 1024;  // B: 2 MiB
   Tensor a = Tensor::randn({m, k}).realize(), b = Tensor::randn({k, n}).realize();
   const Tensor c = a.matmul(b);
-  const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({c.uop()}));
+  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({c.uop()}));
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].global_size, n / 64);
   EXPECT_TRUE(items[0].parallel);
   // A B of half the size stays in the plain order: rows of 8 outermost.
   Tensor small = Tensor::randn({k, n / 2}).realize();
-  EXPECT_EQ(engine::lower_schedule(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
+  EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
   const std::vector<float> av = float_values(a), bv = float_values(b), cv = float_values(c);
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {

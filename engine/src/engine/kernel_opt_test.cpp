@@ -23,22 +23,22 @@ using testing::float_values;
 using testing::no_opt;
 
 // The program the default pipeline builds for the one kernel of `t`.
-codegen::Program program_of(const Tensor &t) {
+codegen::KernelSpec program_of(const Tensor &t) {
   const schedule::Schedule s = schedule::create_schedule({t.uop()});
   EXPECT_EQ(s.items.size(), 1u);
   std::vector<DType> dts;
   for (auto &b : s.items[0].bufs) dts.push_back(b->dtype);
-  return codegen::compile_kernel(s.items[0].ast, s.items[0].name, dts);
+  return codegen::kernel_spec(s.items[0].ast, s.items[0].name, dts);
 }
 
-std::vector<int64_t> loop_sizes(const codegen::Program &p) {
+std::vector<int64_t> loop_sizes(const codegen::KernelSpec &p) {
   std::vector<int64_t> n;
   for (auto &u : p.uops)
     if (u->op == Op::Range) n.push_back(static_cast<int64_t>(u->src[0]->const_value()));
   return n;
 }
 
-int64_t count(const codegen::Program &p, Op op) {
+int64_t count(const codegen::KernelSpec &p, Op op) {
   int64_t n = 0;
   for (auto &u : p.uops) n += u->op == op;
   return n;
@@ -52,7 +52,7 @@ TEST(KernelOpt, PerChannelAffineMergesImageAxesIntoGroupsAndATail) {
   Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {4, 3, 15, 15});
   Tensor w = Tensor::from_vector({wv.begin(), wv.end()}, {1, 3, 1, 1}), b = Tensor::from_vector({bv.begin(), bv.end()}, {1, 3, 1, 1});
   Tensor y = x.mul(w).add(b);
-  const codegen::Program p = program_of(y);
+  const codegen::KernelSpec p = program_of(y);
   EXPECT_EQ(loop_sizes(p), std::vector<int64_t>({4, 3, 14}));
   EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
   // One vector store of the group's 16 elements, one scalar store for the tail.
@@ -74,7 +74,7 @@ TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
   const std::vector<float> xv = float_values(Tensor::randn({2, 5, 7}));
   Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {2, 5, 7});
   Tensor y = x.exp().pad({{0, 0}, {1, 1}, {2, 1}});
-  const codegen::Program p = program_of(y);
+  const codegen::KernelSpec p = program_of(y);
   EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
   const std::vector<float> got = float_values(y), e = float_values(x.exp());
   for (int64_t n = 0; n < 2; n++)
@@ -91,7 +91,7 @@ TEST(KernelOpt, ValuesAreComputedInTheOutermostLoopThatDeterminesThem) {
   // exp(a[i]) broadcast over j: computed 64 times, not 64 * 48.
   Tensor a = Tensor::randn({64, 1}).realize(), z = Tensor::randn({64, 48}).realize();
   Tensor y = a.exp().expand({64, 48}).add(z);
-  const codegen::Program p = program_of(y);
+  const codegen::KernelSpec p = program_of(y);
   EXPECT_EQ(p.work, 64 + 64 * 48);
 }
 
@@ -100,7 +100,7 @@ TEST(KernelOpt, AShortReductionFoldsInRegistersInLoopOrder) {
   // A max over 2x2 windows and a sum over 4 rows: no loop, no accumulator;
   // the sum adds from 0 in row order as the loop would (-0.0 sums to +0.0).
   Tensor x = Tensor::randn({4, 6, 8}).realize();
-  const codegen::Program pool = program_of(x.reshape({4, 3, 2, 4, 2}).amax({2, 4}));
+  const codegen::KernelSpec pool = program_of(x.reshape({4, 3, 2, 4, 2}).amax({2, 4}));
   EXPECT_EQ(count(pool, Op::DefineAcc), 0);
   EXPECT_EQ(loop_sizes(pool), std::vector<int64_t>({4, 3}));  // the 4 outputs of a row: one group
   std::vector<double> rows(4 * 32, -0.0);

@@ -44,7 +44,7 @@ std::atomic<int64_t> g_live_buffers{0}, g_live_bytes{0}, g_peak_bytes{0};
 // device program compiled from it.
 struct Kernel {
   uop::UOpRef ast;  // keeps the interned key alive
-  codegen::Program program;
+  codegen::KernelSpec program;
   std::shared_ptr<const runtime::Program> compiled;
   uint64_t last_use = 0;
 };
@@ -85,7 +85,7 @@ std::shared_ptr<const runtime::Program> extern_program(const schedule::ScheduleI
 
 // A kernel ready to run: the extern program where there is one, every other
 // kernel generated code.
-std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
+std::shared_ptr<Kernel> build_kernel(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
   const std::vector<DType> dtypes = buf_dtypes(item);
@@ -93,7 +93,7 @@ std::shared_ptr<Kernel> lower_item(const schedule::ScheduleItem &item) {
   k->compiled = extern_program(item);
   const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
   trace::PassCapture passes;
-  k->program = codegen::compile_kernel(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
+  k->program = codegen::kernel_spec(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
   if (trace::on()) trace::kernel_lowered(item.ast, item.name, passes.take(), k->compiled ? k->compiled->library() : nullptr);
   return k;
 }
@@ -140,7 +140,7 @@ std::vector<std::shared_ptr<Kernel>> get_kernels(const schedule::Schedule &sched
   for (auto &item : sched.items) {
     auto &slot = cache.map[item.ast.get()];
     if (!slot) {
-      slot = lower_item(item);
+      slot = build_kernel(item);
       if (!slot->compiled) fresh.push_back(slot);  // an extern kernel has its program already
     }
     slot->last_use = ++cache.clock;
@@ -173,7 +173,7 @@ void gather_kernels(const schedule::Schedule &sched) {
   std::lock_guard<std::mutex> lock(cache.mu);
   for (auto &item : sched.items) {
     if (cache.map.count(item.ast.get()) || t_rehearsal.kernels.count(item.ast.get())) continue;
-    std::shared_ptr<Kernel> k = lower_item(item);
+    std::shared_ptr<Kernel> k = build_kernel(item);
     t_rehearsal.kernels[item.ast.get()] = k;
     if (!k->compiled) t_rehearsal.order.push_back(k);
   }
@@ -274,7 +274,7 @@ std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   std::vector<std::string> out;
   runtime::Device &dev = runtime::default_device();
   for (auto &item : schedule::create_schedule(outputs).items)
-    out.push_back(dev.cache_file(dev.source(codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, dev.target()))));
+    out.push_back(dev.cache_file(dev.source(codegen::kernel_spec(item.ast, item.name, buf_dtypes(item), nullptr, dev.target()))));
   return out;
 }
 
@@ -295,9 +295,9 @@ std::string bound_str(const schedule::ScheduleItem &item) {
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {
-    const codegen::Program p = codegen::compile_kernel(item.ast, item.name, buf_dtypes(item));
+    const codegen::KernelSpec p = codegen::kernel_spec(item.ast, item.name, buf_dtypes(item));
     const renderer::CudaKernel cuda = renderer::render_cuda(
-        codegen::compile_kernel(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
+        codegen::kernel_spec(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
     RenderedKernel k{item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
                      bound_str(item), cuda.blocks, cuda.threads, {}, ""};
     for (auto &b : item.bufs)
@@ -313,7 +313,7 @@ namespace {
 // `sched`'s items as ExecItems: a const schedule's buffers, shifts and names
 // copied, a mutable one's moved.
 template <typename Sched>
-std::vector<ExecItem> exec_items(Sched &sched) {
+std::vector<ExecItem> build_exec_items(Sched &sched) {
   std::vector<ExecItem> out;
   out.reserve(sched.items.size());
   const std::vector<std::shared_ptr<Kernel>> kernels = get_kernels(sched);
@@ -323,7 +323,7 @@ std::vector<ExecItem> exec_items(Sched &sched) {
       if constexpr (std::is_const_v<Sched>) return (field);
       else return std::move(field);
     };
-    const codegen::Program &prog = kernels[i]->program;
+    const codegen::KernelSpec &prog = kernels[i]->program;
     ExecItem &e = out.emplace_back();
     e.name = take(item.name);
     e.ast = item.ast;
@@ -352,8 +352,8 @@ std::vector<ExecItem> exec_items(Sched &sched) {
 
 }  // namespace
 
-std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched) { return exec_items(sched); }
-std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched) { return exec_items(sched); }
+std::vector<ExecItem> exec_items(const schedule::Schedule &sched) { return build_exec_items(sched); }
+std::vector<ExecItem> exec_items_taking(schedule::Schedule &sched) { return build_exec_items(sched); }
 
 namespace {
 
@@ -478,7 +478,7 @@ std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
   stats().work_needed += sched.work_needed;
   if (tracing && !sched.items.empty()) trace::realize_begun(t0);
   const int64_t compiled_before = stats().kernels_compiled;
-  const int64_t work = sched.items.empty() ? 0 : run(lower_schedule_taking(sched));
+  const int64_t work = sched.items.empty() ? 0 : run(exec_items_taking(sched));
   if (tracing && !sched.items.empty()) trace::realize_ended(sched, now_ms(), work, stats().kernels_compiled - compiled_before);
   schedule::commit(sched);
   stats().realize_seconds += (now_ms() - t0) * 1e-3;

@@ -22,7 +22,7 @@ struct ExecItem {
   uop::UOpRef ast;  // the kernel's AST (the kernel cache's key)
   std::shared_ptr<const runtime::Program> program;
   shape::PoolVector<std::shared_ptr<uop::Buffer>> bufs;
-  // The runtime scalars' values the program reads (codegen::Program::vars),
+  // The runtime scalars' values the program reads (codegen::KernelSpec::vars),
   // each as uop::param_bits: bound at launch, never part of the kernel.
   shape::PoolVector<uint64_t> vars;
   shape::PoolVector<uop::UOpRef> params;  // the CONSTs (uop::Param) whose values `vars` holds, in the same order
@@ -37,10 +37,10 @@ struct ExecItem {
 };
 
 // The schedule's kernels, compiled (or found in the kernel cache), as ExecItems.
-std::vector<ExecItem> lower_schedule(const schedule::Schedule &sched);
+std::vector<ExecItem> exec_items(const schedule::Schedule &sched);
 // The same, moving each item's buffers, pointer shifts and name into its
 // ExecItem rather than copying them (the items keep their ASTs and scalars).
-std::vector<ExecItem> lower_schedule_taking(schedule::Schedule &sched);
+std::vector<ExecItem> exec_items_taking(schedule::Schedule &sched);
 // Runs them in order (allocating buffers on first use, releasing transient
 // ones after their last use; those the items both create and release share
 // one allocation, engine/arena.h); returns the work done.

@@ -29,7 +29,7 @@ TEST(SplitReduce, AFullReductionOfALongInputFoldsChunksOnBothCores) {
   // 32 chunks of 32768 elements, each folded into 64 interleaved partials.
   // The fold of the partials keeps the kernel's name.
   EXPECT_EQ(names(x.sum()), std::vector<std::string>({"r_1_32_64", "r_1_1"}));
-  const std::vector<engine::ExecItem> items = engine::lower_schedule(schedule::create_schedule({x.amax().uop()}));
+  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({x.amax().uop()}));
   ASSERT_EQ(items.size(), 2u);
   EXPECT_TRUE(items[0].parallel);
   EXPECT_GE(items[0].global_size, 2);

@@ -42,7 +42,7 @@ std::string sort_before(DType d, bool desc) {
   return desc ? "((x) > (y) || ((x) != (x) && (y) == (y)))" : "((x) < (y) || ((y) != (y) && (x) == (x)))";
 }
 
-SortLines sort_lines(const codegen::Program &p) {
+SortLines sort_lines(const codegen::KernelSpec &p) {
   const uop::UOpRef &sort = p.library;
   const Shape &shape = uop::shape_of(sort);
   const auto &ra = sort->arg_as<uop::ReduceArg>();
@@ -56,7 +56,7 @@ namespace {
 
 // Per line [start, end): keys gathered, positions merge-sorted bottom-up
 // (taking from the right run only when strictly before: stable), NaN largest.
-std::string render_sort(const codegen::Program &p) {
+std::string render_sort(const codegen::KernelSpec &p) {
   const SortLines s = sort_lines(p);
   const DType dt = s.dtype;
   const std::string n = std::to_string(s.n), in = std::to_string(s.inner);
@@ -92,7 +92,7 @@ std::string render_sort(const codegen::Program &p) {
 
 }  // namespace
 
-std::string render_c_library(const codegen::Program &p) {
+std::string render_c_library(const codegen::KernelSpec &p) {
   LOOM_CHECK(p.library && p.library->op == Op::Sort, "unknown library kernel " + p.name);
   return render_sort(p);
 }

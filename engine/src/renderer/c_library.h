@@ -7,9 +7,9 @@
 
 namespace loom::renderer {
 
-std::string render_c_library(const codegen::Program &p);
+std::string render_c_library(const codegen::KernelSpec &p);
 
-// A sort kernel's lines (Program::library is the SORT node): the sorted
+// A sort kernel's lines (KernelSpec::library is the SORT node): the sorted
 // dtype, the line length n, the stride `inner` between a line's elements,
 // and the order.
 struct SortLines {
@@ -17,7 +17,7 @@ struct SortLines {
   int64_t n, inner;
   bool descending;
 };
-SortLines sort_lines(const codegen::Program &p);
+SortLines sort_lines(const codegen::KernelSpec &p);
 
 // Shared by the targets' sort templates: an element's type in memory, an
 // element read as a key (halves as float, integers and bool as int64), and

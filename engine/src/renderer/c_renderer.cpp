@@ -17,7 +17,7 @@ class CRenderer : public CStyleRenderer {
   const char *reg_type(DType d) const override { return d == DType::Bool ? "_Bool" : CStyleRenderer::reg_type(d); }
 
   std::string header() override {
-    const codegen::Program &p = program();
+    const codegen::KernelSpec &p = program();
     std::string h = "void " + p.name + "(void **bufs, int64_t start, int64_t end) {\n";
     for (size_t i = 0; i < p.buf_dtypes.size(); i++) {
       const std::string c = i ? "const " : "", t = mem_type(p.buf_dtypes[i]);
@@ -75,7 +75,7 @@ class CRenderer : public CStyleRenderer {
 
 }  // namespace
 
-std::string render_c(const codegen::Program &p) { return p.library ? render_c_library(p) : CRenderer().render(p); }
+std::string render_c(const codegen::KernelSpec &p) { return p.library ? render_c_library(p) : CRenderer().render(p); }
 
 const std::string &c_prelude() {
   static const std::string s = std::string(R"(#include <math.h>

@@ -110,7 +110,7 @@ std::string R::expr(const UOpRef &u) {
   return it != expressions().end() ? it->second(*this, u) : combine(u->op, u->dtype, operand(u, 0), operand(u, 1), true);
 }
 
-std::string R::render(const codegen::Program &p) {
+std::string R::render(const codegen::KernelSpec &p) {
   p_ = &p;
   os_.str("");
   names_.clear();
@@ -122,7 +122,7 @@ std::string R::render(const codegen::Program &p) {
     auto it = statements().find(u->op);
     const std::string s = codegen::lanes(*u) > 1 || u->op == Op::Gep ? vector_statement(u)
                           : it != statements().end()               ? it->second(*this, u)
-                                                                   : statements().at(Op::Sink)(*this, u);
+                                                                   : define_value(u);
     std::istringstream lines(s);
     for (std::string line; std::getline(lines, line);) os_ << std::string(2 * depth, ' ') << line << "\n";
     if (u->op == Op::Range) depth++;
@@ -198,8 +198,12 @@ std::string R::acc_identity(const UOpRef &fold) const {
   return mx ? lo : hi;
 }
 
-// Statements, one line each. Op::Sink is the row for every value: a new
-// register holding the value's expression.
+std::string R::define_value(const UOpRef &u) {
+  const std::string e = expr(u);
+  return std::string(reg_type(u->dtype)) + " " + def(u, u->op == Op::Load ? "val" : "alu") + " = " + e + ";";
+}
+
+// Statements, one line each (a value without a row: define_value).
 const R::Table &R::statement_rules() {
   static const Table t{
       {Op::Range, [](R &r, const UOpRef &u) {  // opens the loop
@@ -218,10 +222,6 @@ const R::Table &R::statement_rules() {
          const std::string st = r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) +
                                 "] = " + r.store(u->src[2]->dtype, r.operand(u, 2)) + ";";
          return u->src.size() > 3 ? "if (" + r.operand(u, 3) + ") " + st : st;
-       }},
-      {Op::Sink, [](R &r, const UOpRef &u) {
-         const std::string e = r.expr(u);
-         return std::string(r.reg_type(u->dtype)) + " " + r.def(u, u->op == Op::Load ? "val" : "alu") + " = " + e + ";";
        }},
   };
   return t;

@@ -1,4 +1,4 @@
-// The C-family renderer base: a linearized Program becomes one function. The
+// The C-family renderer base: a linearized KernelSpec becomes one function. The
 // base walks the UOp list and renders each UOp through two rule tables keyed
 // by op: statements (loops, accumulators, stores, value definitions) and
 // expressions (loads, casts, ALU). A target (c_renderer.h, cuda_renderer.h)
@@ -20,7 +20,7 @@ using uop::UOpRef;
 class CStyleRenderer {
  public:
   virtual ~CStyleRenderer() = default;
-  std::string render(const codegen::Program &p);
+  std::string render(const codegen::KernelSpec &p);
 
   using Rule = std::function<std::string(CStyleRenderer &, const UOpRef &)>;
   using Table = std::unordered_map<Op, Rule>;
@@ -31,7 +31,8 @@ class CStyleRenderer {
   void bind(const UOpRef &u, const std::string &name);
   std::string operand(const UOpRef &u, int i) { return name_of(u->src[static_cast<size_t>(i)]); }
   std::string expr(const UOpRef &u);                        // u's value as an expression
-  const codegen::Program &program() const { return *p_; }
+  std::string define_value(const UOpRef &u);                // a new register holding expr(u)
+  const codegen::KernelSpec &program() const { return *p_; }
   // An op's result rounded as the dtype rounds (halves), or wrapped to its width (integers).
   std::string rounded(DType d, const std::string &e) const;
   std::string wrapped(DType d, const std::string &e) const;
@@ -63,7 +64,7 @@ class CStyleRenderer {
   virtual const Table &expressions() const { return expression_rules(); }
 
  private:
-  const codegen::Program *p_ = nullptr;
+  const codegen::KernelSpec *p_ = nullptr;
   std::ostringstream os_;
   std::unordered_map<const uop::UOp *, std::string> names_;
   int counter_ = 0;

@@ -19,7 +19,7 @@ int64_t trip(const uop::UOpRef &range) { return static_cast<int64_t>(range->src[
 // A stable sort per line, one thread per line: positions merge-sorted
 // bottom-up with the runs kept in the low and the high 32 bits of the
 // output's own elements (no scratch memory), NaN largest.
-std::string render_sort(const codegen::Program &p) {
+std::string render_sort(const codegen::KernelSpec &p) {
   const SortLines s = sort_lines(p);
   const DType dt = s.dtype;
   LOOM_CHECK(s.n < (int64_t{1} << 31), "a sorted line longer than 2^31");
@@ -57,7 +57,7 @@ std::string render_sort(const codegen::Program &p) {
 // tile, k in steps of 16; the fragments load straight from the operands'
 // strided views (PTX's fragment layout: lane = 4 groupID + t), zero past
 // the edges, so every m, n and k works. One block per tile and batch.
-std::string render_gemm(const codegen::Program &p, const schedule::GemmShape &g) {
+std::string render_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
   const std::string M = std::to_string(g.m), N = std::to_string(g.n), K = std::to_string(g.k);
   const std::string mma = g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16";
   const std::string store = g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "";
@@ -111,7 +111,7 @@ std::string render_gemm(const codegen::Program &p, const schedule::GemmShape &g)
 
 }  // namespace
 
-CudaKernel render_cuda_library(const codegen::Program &p) {
+CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
   if (p.library->op == Op::Sort) {
     const int64_t lines = trip(p.global_range);
     return {render_sort(p), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};

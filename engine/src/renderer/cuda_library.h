@@ -1,4 +1,4 @@
-// The CUDA target's library kernels (codegen::Program::library), rendered
+// The CUDA target's library kernels (codegen::KernelSpec::library), rendered
 // from templates: a stable sort per line, and a canonical float16/bfloat16
 // GEMM (schedule/gemm.h) on tensor cores.
 #pragma once
@@ -6,6 +6,6 @@
 
 namespace loom::renderer {
 
-CudaKernel render_cuda_library(const codegen::Program &p);
+CudaKernel render_cuda_library(const codegen::KernelSpec &p);
 
 }  // namespace loom::renderer

@@ -46,7 +46,7 @@ size_t end_of(const std::vector<UOpRef> &uops, size_t open) {
   return 0;
 }
 
-Launch plan(const codegen::Program &p) {
+Launch plan(const codegen::KernelSpec &p) {
   Launch l;
   const auto &u = p.uops;
   std::set<const uop::UOp *> reduced;  // loops some reduction or scan folds over
@@ -108,11 +108,11 @@ Launch plan(const codegen::Program &p) {
 
 class CudaRenderer : public CStyleRenderer {
  public:
-  explicit CudaRenderer(const codegen::Program &p) : launch_(plan(p)) {}
+  explicit CudaRenderer(const codegen::KernelSpec &p) : launch_(plan(p)) {}
   const Launch &launch() const { return launch_; }
 
   std::string header() override {
-    const codegen::Program &p = program();
+    const codegen::KernelSpec &p = program();
     std::string h = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ") " + p.name + "(";
     for (size_t i = 0; i < p.buf_dtypes.size(); i++)
       h += std::string(i ? ", const " : "") + mem_type(p.buf_dtypes[i]) + " *__restrict__ data" + std::to_string(i);
@@ -339,7 +339,7 @@ __device__ __forceinline__ T loom_group_fold(T v, F f) {
   return s;
 }
 
-CudaKernel render_cuda(const codegen::Program &p) {
+CudaKernel render_cuda(const codegen::KernelSpec &p) {
   if (p.library) return render_cuda_library(p);
   CudaRenderer r(p);
   std::string body = r.render(p);

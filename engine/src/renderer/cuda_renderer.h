@@ -19,7 +19,7 @@ struct CudaKernel {
   std::string source;               // the kernel (cuda_prelude() + source is its translation unit)
   int64_t blocks = 1, threads = 1;  // the launch: blocks of threads
 };
-CudaKernel render_cuda(const codegen::Program &p);
+CudaKernel render_cuda(const codegen::KernelSpec &p);
 // What every kernel needs before it: fixed-width integers, NAN and INFINITY,
 // the C prelude's helpers under the same names, the block fold.
 const std::string &cuda_prelude();

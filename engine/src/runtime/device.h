@@ -34,7 +34,7 @@ struct KernelSource {
   // that splits the outermost loop's global_size itself, as the CPU does).
   int64_t blocks = 0, threads = 0;
   // A launch's `bufs`: this many buffers, then a pointer to each of `vars`
-  // runtime scalars' values (codegen::Program::vars).
+  // runtime scalars' values (codegen::KernelSpec::vars).
   size_t buffers = 0, vars = 0;
 };
 
@@ -50,7 +50,7 @@ class Device {
   // How kernels are generated for it: the codegen passes' parameters, and the
   // renderer's whole translation unit for one linearized program.
   virtual codegen::Target target() const { return {}; }
-  virtual KernelSource source(const codegen::Program &p) const = 0;
+  virtual KernelSource source(const codegen::KernelSpec &p) const = 0;
   // Memory for `bytes` bytes, freed when the last owner drops it. Contents are
   // unspecified: every kernel writes each element of its output.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;

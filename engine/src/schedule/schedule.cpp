@@ -184,7 +184,7 @@ class KernelBuilder {
   }
 
   // `root`: u is the node this kernel computes (not read from its own buffer).
-  UOpRef lower(const UOpRef &u, bool root) {
+  UOpRef to_kernel(const UOpRef &u, bool root) {
     if (const UOpRef *m = memo_.find(u.get())) return *m;
     UOpRef r;
     if (u->is_param()) {  // a runtime scalar: the kernel's next DEFINE_VAR
@@ -197,19 +197,19 @@ class KernelBuilder {
       auto &b = *buffer_of_.find(u.get());
       r = UOp::make(Op::View, u->dtype, {global(b)}, shape::ShapeTracker::from_shape(shape_of(u)));
     } else if (u->op == Op::View) {
-      r = view_of(lower(u->src[0], false), u->arg_as<shape::ShapeTracker>());
+      r = view_of(to_kernel(u->src[0], false), u->arg_as<shape::ShapeTracker>());
     } else if (u->op == Op::Contiguous) {
-      r = lower(u->src[0], false);
+      r = to_kernel(u->src[0], false);
     } else {
       std::vector<UOpRef> src;
-      for (auto &s : u->src) src.push_back(lower(s, false));
+      for (auto &s : u->src) src.push_back(to_kernel(s, false));
       r = u->with_src(src);
     }
     memo_[u.get()] = r;
     return r;
   }
 
-  // `st` over the lowered `src`: folded into a load's view; pushed through
+  // `st` over the kernel-form `src`: folded into a load's view; pushed through
   // an elementwise node when it only permutes it (an elementwise result laid
   // out as torch lays it out, tensor/layout.cpp, is such a view over the node
   // computed in its operands' order: inlined, the kernel reads the operands
@@ -221,7 +221,7 @@ class KernelBuilder {
       if (const auto order = only_permutes(st, shape_of(src))) return permuted(src, *order);
     return UOp::make(Op::View, src->dtype, {src}, st);
   }
-  // The lowered elementwise `u` with its dims in `order`: its sources permuted.
+  // The kernel-form elementwise `u` with its dims in `order`: its sources permuted.
   UOpRef permuted(const UOpRef &u, const std::vector<int64_t> &order) {
     std::vector<UOpRef> srcs;
     for (const UOpRef &s : u->src) {
@@ -299,15 +299,15 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
     if (!write || copy_base) {
       KernelBuilder copy(out, rp, buffer_of);
       const UOpRef &what = node->op != Op::Write ? node : write ? node->src[0] : node->src[1];
-      UOpRef value = copy.lower(what, what == node);
+      UOpRef value = copy.to_kernel(what, what == node);
       UOpRef store = UOp::make(Op::Store, DType::Bool, {copy.global(out), value},
                                shape::ShapeTracker::from_shape(shape_of(what)));
       if (out->size > 0) sched.items.push_back(copy.item(store, kernel_name(value, shape_of(what))));
     }
     if (write && shape::prod(shape_of(node->src[1])) > 0) {
       KernelBuilder stores(out, rp, buffer_of);
-      std::vector<UOpRef> src{stores.global(out), stores.lower(node->src[1], false)};
-      if (node->src.size() > 2) src.push_back(stores.lower(node->src[2], false));
+      std::vector<UOpRef> src{stores.global(out), stores.to_kernel(node->src[1], false)};
+      if (node->src.size() > 2) src.push_back(stores.to_kernel(node->src[2], false));
       std::string name = "w";
       for (auto d : shape_of(node->src[1])) name += "_" + std::to_string(d);
       sched.items.push_back(stores.item(UOp::make(Op::Store, DType::Bool, src, node->arg), name));

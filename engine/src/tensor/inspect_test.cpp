@@ -56,7 +56,7 @@ TEST(KernelsOf, NamesTheExternGemmThatRunsInPlaceOfTheGeneratedCode) {
   // What realize would launch: the device's extern GEMM where it takes the
   // kernel (OpenBLAS's sgemm on the CPU, cuBLAS on CUDA), else the generated code.
   const std::vector<engine::ExecItem> items =
-      engine::lower_schedule(schedule::create_schedule({a.matmul(b).uop()}));
+      engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}));
   backends::set_extern_gemm(was);
   ASSERT_EQ(generated.size(), with_extern.size());
   ASSERT_EQ(with_extern.size(), items.size());

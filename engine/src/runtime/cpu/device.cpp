@@ -109,7 +109,7 @@ class CpuCompiler : public KernelCompiler {
 class CpuDevice : public Device {
  public:
   const char *name() const override { return "CPU"; }
-  KernelSource source(const codegen::Program &p) const override {
+  KernelSource source(const codegen::KernelSpec &p) const override {
     return {.name = p.name, .source = renderer::c_prelude() + renderer::render_c(p), .body = renderer::c_prelude().size(),
             .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
   }

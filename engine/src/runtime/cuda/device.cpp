@@ -138,7 +138,7 @@ class CudaDevice : public Device {
 
   const char *name() const override { return "CUDA"; }
   codegen::Target target() const override { return renderer::cuda_target(); }
-  KernelSource source(const codegen::Program &p) const override {
+  KernelSource source(const codegen::KernelSpec &p) const override {
     const renderer::CudaKernel k = renderer::render_cuda(p);
     const std::string &prelude = renderer::cuda_prelude();
     return {.name = p.name, .source = prelude + k.source, .body = prelude.size(), .blocks = k.blocks,

@@ -198,7 +198,7 @@ class Emulator : public Device {
  public:
   const char *name() const override { return "CUDA"; }
   codegen::Target target() const override { return renderer::cuda_target(); }
-  KernelSource source(const codegen::Program &p) const override {
+  KernelSource source(const codegen::KernelSpec &p) const override {
     const renderer::CudaKernel k = renderer::render_cuda(p);
     return {.name = p.name, .source = renderer::cuda_prelude() + k.source, .body = renderer::cuda_prelude().size(),
             .blocks = k.blocks, .threads = k.threads, .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
