@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/launch.h"
 #include "codegen/lowerer.h"
 
 namespace loom::codegen {
@@ -28,6 +29,8 @@ struct KernelSpec {
   // A library kernel, rendered from a template, not from lines: the SORT
   // node, or the SINK of a canonical half GEMM (Target::tensor_cores).
   UOpRef library;
+  // A GPU target's launch plan (kernel_spec makes it; a CPU target's is empty).
+  Launch launch;
 };
 
 KernelSpec linearize(const LoweredKernel &k, const std::string &name, std::vector<DType> buf_dtypes);

@@ -112,6 +112,7 @@ KernelSpec kernel_spec(const UOpRef &ast, const std::string &name, std::vector<D
                        const Upcast *forced, const Target &t) {
   KernelSpec p = passes(ast, name, std::move(buf_dtypes), forced, t);
   p.vars = kernel_vars(ast);
+  p.launch = plan_launch(p, t);
   return p;
 }
 

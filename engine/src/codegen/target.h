@@ -31,6 +31,13 @@ struct Target {
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.
   bool tensor_cores = false;
+  // A GPU target's launches (codegen/launch.h): threads per block (0: a CPU
+  // target, whose kernels plan no launch), and when a reduction runs one
+  // block per output: fewer outputs than group_max_outputs, every per-thread
+  // reduction nest at least group_min_length long.
+  int64_t block_threads = 0;
+  int64_t group_max_outputs = 0;
+  int64_t group_min_length = 0;
 };
 
 }  // namespace loom::codegen

@@ -209,6 +209,7 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return g_extern.load(); }
+void synchronize() { runtime::default_device().synchronize(); }
 
 int64_t compile_ahead(const std::function<void()> &rehearsal) {
   if (t_rehearsing) throw Error("compile_ahead: already rehearsing (compile_ahead does not nest)");

@@ -69,6 +69,7 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 bool set_extern_gemm(bool on);
 bool extern_gemm();
 int64_t compile_ahead(const std::function<void()> &rehearsal);
+void synchronize();  // waits for the kernels the device has queued
 
 // The device kernels run on (LOOM_DEVICE), and why `name` ("CPU", "CUDA")
 // cannot be used in this process ("" when it can).

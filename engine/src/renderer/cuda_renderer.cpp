@@ -1,4 +1,5 @@
-// The CUDA target (cuda_renderer.h). Two launch shapes:
+// The CUDA target (cuda_renderer.h). Two launch shapes, planned by
+// codegen/launch.h from cuda_target():
 //  - one thread per iteration of the output loops: their leading chain (the
 //    global loop and each output loop that is the whole body of the one
 //    before, after values only) is the thread index, split by division. An
@@ -22,93 +23,14 @@ namespace loom::renderer {
 
 namespace {
 
-// The launch parameters: threads per block, and when a kernel is grouped.
-constexpr int64_t kThreads = 256;
-constexpr int64_t kGroupMaxOutputs = 4096;  // fewer outputs than this fill no GPU one thread each
-constexpr int64_t kGroupMinLength = 256;    // every per-thread reduction nest at least this long
-
-int64_t trip(const UOpRef &range) { return static_cast<int64_t>(range->src[0]->const_value()); }
-
-// The shape of one kernel's launch, read off its linearized program.
-struct Launch {
-  std::vector<UOpRef> threads;            // output loops that are the thread index, outermost first
-  std::set<const uop::UOp *> collapsed;   // their RANGE nodes
-  std::set<const uop::UOp *> strided;     // grouped: reduction loops strided over the block
-  int64_t outputs = 1;                    // product of the threads' loops
-  bool grouped = false;
-};
-
-// The index in `uops` of the ENDRANGE closing the RANGE at `open`.
-size_t end_of(const std::vector<UOpRef> &uops, size_t open) {
-  for (size_t i = open + 1; i < uops.size(); i++)
-    if (uops[i]->op == Op::EndRange && uops[i]->src[0] == uops[open]) return i;
-  LOOM_CHECK(false, "a loop without its end");
-  return 0;
-}
-
-Launch plan(const codegen::KernelSpec &p) {
-  Launch l;
-  const auto &u = p.uops;
-  std::set<const uop::UOp *> reduced;  // loops some reduction or scan folds over
-  bool scans = false;
-  for (const UOpRef &x : u) {
-    if (x->op == Op::Reduce)
-      for (size_t i = 1; i < x->src.size(); i++) reduced.insert(x->src[i].get());
-    scans |= x->op == Op::Scan;
-  }
-  size_t body = 0, end = u.size();  // the per-thread statements: [body, end)
-  size_t open = 0;
-  if (p.global_range) {
-    while (open < u.size() && u[open] != p.global_range) open++;
-    LOOM_CHECK(open < u.size(), "the global loop is not in the program");
-  }
-  // Threads split the global loop when it is the whole program but values
-  // (anything else outside it would run once per thread).
-  bool whole = p.global_range && end_of(u, open) + 1 == u.size();
-  for (size_t i = 0; whole && i < open; i++)
-    whole = u[i]->op != Op::Store && u[i]->op != Op::DefineAcc && u[i]->op != Op::Range;
-  if (whole) {
-    for (;;) {
-      l.threads.push_back(u[open]);
-      l.collapsed.insert(u[open].get());
-      l.outputs *= trip(u[open]);
-      const size_t close = end_of(u, open);
-      body = open + 1, end = close;
-      size_t next = body;  // values only before an inner output loop that ends where this one does
-      while (next < close && u[next]->op != Op::Range && u[next]->op != Op::Store && u[next]->op != Op::DefineAcc) next++;
-      if (next == close || u[next]->op != Op::Range || reduced.count(u[next].get()) || scans) break;
-      if (end_of(u, next) + 1 != close) break;
-      open = next;
-    }
-  }
-  if (l.outputs > kGroupMaxOutputs || scans) return l;
-  std::vector<size_t> loops;
-  int depth = 0;
-  for (size_t i = body; i < end; i++) {
-    if (u[i]->op == Op::Range && depth++ == 0) loops.push_back(i);
-    if (u[i]->op == Op::EndRange) depth--;
-    if (u[i]->op == Op::Store && depth > 0) return l;  // a store inside a per-thread loop
-  }
-  if (loops.empty()) return l;
-  for (size_t i : loops) {  // the loop nest's length: a float sum's two levels count as one
-    int64_t length = 1;
-    for (size_t j = i, close = end_of(u, i); j < close; j++)
-      if (u[j]->op == Op::Range) length *= trip(u[j]);
-    if (!reduced.count(u[i].get()) || length < kGroupMinLength) return l;
-  }
-  for (const UOpRef &x : u)  // the accumulators' registers must shuffle
-    if (x->op == Op::DefineAcc) {
-      const DType d = x->src[0]->dtype;
-      if (d == DType::Bool || d == DType::UInt8 || d == DType::Int8 || d == DType::Int16) return l;
-    }
-  l.grouped = true;
-  for (size_t i : loops) l.strided.insert(u[i].get());
-  return l;
-}
+using codegen::Launch;
+using codegen::trip;
 
 class CudaRenderer : public CStyleRenderer {
  public:
-  explicit CudaRenderer(const codegen::KernelSpec &p) : launch_(plan(p)) {}
+  explicit CudaRenderer(const codegen::KernelSpec &p) : launch_(p.launch) {
+    LOOM_CHECK(launch_.block_threads > 0, "CUDA kernel " + p.name + ": its spec was not planned for a GPU target");
+  }
   const Launch &launch() const { return launch_; }
 
   std::string header() override {
@@ -179,11 +101,8 @@ class CudaRenderer : public CStyleRenderer {
     return "";
   }
 
-  int64_t threads() const { return launch_.grouped ? kThreads : launch_.threads.empty() ? 1 : kThreads; }
-  int64_t blocks() const {
-    if (launch_.grouped) return launch_.outputs;
-    return launch_.threads.empty() ? 1 : (launch_.outputs + kThreads - 1) / kThreads;
-  }
+  int64_t threads() const { return launch_.threads_per_block(); }
+  int64_t blocks() const { return launch_.blocks(); }
 
  protected:
   const Table &statements() const override {
@@ -376,6 +295,9 @@ codegen::Target cuda_target() {
   t.beam = false;
   t.vectors = codegen::Vectors::Memory;
   t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
+  t.block_threads = 256;
+  t.group_max_outputs = 4096;  // fewer outputs than this fill no GPU one thread each
+  t.group_min_length = 256;    // every per-thread reduction nest at least this long
   return t;
 }
 

@@ -4,7 +4,8 @@
 // output element, or per 16 bytes of an elementwise kernel's outputs, accessed
 // as float4 where aligned); a reduction with few outputs runs one block of threads
 // per output, folding their partial results by warp shuffles and shared
-// memory. Halves are 16-bit in memory and float in registers.
+// memory (the KernelSpec's launch plan, codegen/launch.h, says which). Halves
+// are 16-bit in memory and float in registers.
 #pragma once
 #include <cstdint>
 #include <string>

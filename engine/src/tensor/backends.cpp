@@ -5,7 +5,6 @@
 #include <string>
 
 #include "engine/realize.h"
-#include "runtime/device.h"
 
 namespace loom::backends {
 
@@ -13,6 +12,6 @@ bool set_extern_gemm(bool on) { return engine::set_extern_gemm(on); }
 bool extern_gemm() { return engine::extern_gemm(); }
 int64_t compile_ahead(const std::function<void()> &rehearsal) { return engine::compile_ahead(rehearsal); }
 const char *device() { return std::string(engine::device_name()) == "CUDA" ? "cuda" : "cpu"; }
-void synchronize() { runtime::default_device().synchronize(); }
+void synchronize() { engine::synchronize(); }
 
 }  // namespace loom::backends
