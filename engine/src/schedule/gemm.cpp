@@ -141,37 +141,59 @@ std::optional<DType> widened_half(const UOpRef &e) {
   return inner->dtype;
 }
 
-// Splits one kernel (see gemm.h); `parts` stays empty when it is not a large
-// GEMM-shaped reduction.
-Split analyze(const UOpRef &ast) {
-  Split split(ast);
-  const UOpRef r = only_reduction(ast);
-  if (!r) return split;
-  const UOpRef &store = ast->src[0];
-  const UOpRef &value = store->src[1];
-  if (r->arg_as<uop::ReduceArg>().op != Op::Add || r->dtype != DType::Float32) return split;
-  const UOpRef &mul = r->src[0];
-  if (mul->op != Op::Mul || mul->dtype != DType::Float32) return split;
-  const Shape &s = uop::shape_of(mul);
-  if (shape::prod(s) == 0) return split;
-  const std::vector<int64_t> &reduced = r->arg_as<uop::ReduceArg>().axes;
-  const std::vector<bool> reads_p = axes_read(mul->src[0], s), reads_q = axes_read(mul->src[1], s);
+// A kernel that sums a product of two float32 operands p and q over some of
+// its axes, as analyze reads it.
+struct Product {
+  UOpRef r, mul;                    // the REDUCE_AXIS and the MUL it sums
+  Shape s;                          // the product's shape
+  std::vector<int64_t> out, k;      // its output axes (of size > 1) and reduced axes
+  std::vector<int> label;           // per output axis: 1 read by p only, 2 by q only, 3 by both
+  std::vector<bool> reads_p, reads_q;
+};
 
-  // Output axes labelled 1 (read by p only), 2 (q only) or 3 (both).
-  std::vector<int64_t> out, k;
-  std::vector<int> label;
+std::optional<Product> find_product(const UOpRef &ast) {
+  Product pr;
+  pr.r = only_reduction(ast);
+  if (!pr.r) return std::nullopt;
+  if (pr.r->arg_as<uop::ReduceArg>().op != Op::Add || pr.r->dtype != DType::Float32) return std::nullopt;
+  pr.mul = pr.r->src[0];
+  if (pr.mul->op != Op::Mul || pr.mul->dtype != DType::Float32) return std::nullopt;
+  pr.s = uop::shape_of(pr.mul);
+  const Shape &s = pr.s;
+  if (shape::prod(s) == 0) return std::nullopt;
+  const std::vector<int64_t> &reduced = pr.r->arg_as<uop::ReduceArg>().axes;
+  pr.reads_p = axes_read(pr.mul->src[0], s);
+  pr.reads_q = axes_read(pr.mul->src[1], s);
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); d++) {
     if (s[static_cast<size_t>(d)] == 1) continue;
     if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) {
-      k.push_back(d);
+      pr.k.push_back(d);
       continue;
     }
-    const int l = static_cast<int>(reads_p[static_cast<size_t>(d)]) | static_cast<int>(reads_q[static_cast<size_t>(d)]) << 1;
-    if (l == 0) return split;
-    out.push_back(d);
-    label.push_back(l);
+    const int l = static_cast<int>(pr.reads_p[static_cast<size_t>(d)]) |
+                  static_cast<int>(pr.reads_q[static_cast<size_t>(d)]) << 1;
+    if (l == 0) return std::nullopt;
+    pr.out.push_back(d);
+    pr.label.push_back(l);
   }
-  if (out.empty() || k.empty()) return split;
+  if (pr.out.empty() || pr.k.empty()) return std::nullopt;
+  return pr;
+}
+
+// The product seen as a batch of matrices [batch..., m, k, n]: the output
+// axes of the batch, the rows and the columns, which label the rows have,
+// and the sizes.
+struct MatrixPlan {
+  Layout layout;  // its prefix, rows and cols (the reduced axes are Product::k)
+  int row_label = 0;
+  int64_t m = 0, n = 0, kn = 0;
+};
+
+// The plan, or nullopt where the matrices are too small for a GEMM.
+std::optional<MatrixPlan> plan_matrices(const Product &pr) {
+  const Shape &s = pr.s;
+  const std::vector<int64_t> &out = pr.out;
+  const std::vector<int> &label = pr.label;
   const int col_label = label.back() != 3 ? label.back() : 2, row_label = 3 - col_label;
   // Two ways to see the sum as a batch of matrices. In the output's order:
   // the trailing run of one label the columns, the run of the other before
@@ -194,102 +216,116 @@ Split analyze(const UOpRef &ast) {
   auto narrow = [&](const Layout &l) {
     return l.rows.empty() || l.cols.empty() ? int64_t{0} : std::min(prod_of(s, l.rows), prod_of(s, l.cols));
   };
-  const Layout &plan = narrow(in_order) >= kWide || narrow(grouped) <= narrow(in_order) ? in_order : grouped;
-  if (narrow(plan) == 0) return split;
-  const std::vector<int64_t> &prefix = plan.prefix, &rows = plan.rows, &cols = plan.cols;
-  const int64_t m = prod_of(s, rows), n = prod_of(s, cols), kn = prod_of(s, k);
+  MatrixPlan plan;
+  plan.layout = narrow(in_order) >= kWide || narrow(grouped) <= narrow(in_order) ? in_order : grouped;
+  plan.row_label = row_label;
+  if (narrow(plan.layout) == 0) return std::nullopt;
+  plan.m = prod_of(s, plan.layout.rows);
+  plan.n = prod_of(s, plan.layout.cols);
+  plan.kn = prod_of(s, pr.k);
   const int64_t min_macs = g_min_macs.load(), min_side = min_macs > 0 ? kMinSide : 1;
-  if (m < min_side || n < min_side || kn < min_side || prod_of(s, prefix) * m * n * kn < min_macs) return split;
+  if (plan.m < min_side || plan.n < min_side || plan.kn < min_side ||
+      prod_of(s, plan.layout.prefix) * plan.m * plan.n * plan.kn < min_macs)
+    return std::nullopt;
+  return plan;
+}
 
-  // The canonical GEMM's shape [batch..., m, k, n]; A is the operand the rows
-  // belong to.
+// What the operands' views are made against: the split being built, the
+// product's shape, the canonical GEMM's shape [batch..., m, k, n], and the
+// half dtype both operands widen from (a half GEMM) if any.
+struct GemmTarget {
+  Split &split;
+  const Shape &s;
   Shape g;
-  for (int64_t d : prefix) g.push_back(s[static_cast<size_t>(d)]);
-  const size_t nb = g.size();
-  g.insert(g.end(), {m, kn, n});
-  const bool p_is_a = row_label == 1;
-  const UOpRef &a = p_is_a ? mul->src[0] : mul->src[1], &b = p_is_a ? mul->src[1] : mul->src[0];
-  const std::vector<bool> &reads_a = p_is_a ? reads_p : reads_q, &reads_b = p_is_a ? reads_q : reads_p;
+  std::optional<DType> half;
+};
 
-  // Both operands halves of one dtype widened as read: a half GEMM (its packs
-  // hold halves, exactly; on tensor cores where the target has them).
-  const std::optional<DType> ha = widened_half(a), hb = widened_half(b);
-  const std::optional<DType> half = ha && ha == hb ? ha : std::nullopt;
-
-  // An operand's view in the GEMM: its own view when that is already a
-  // strided matrix (unit stride along rows or columns) of another buffer than
-  // the output, else a pack kernel's row-major scratch buffer.
-  auto operand = [&](const UOpRef &e, const Layout &l, const std::vector<bool> &reads, bool is_a) -> UOpRef {
-    auto to_gemm = [&](const ShapeTracker &mat) {
-      Shape sh = mat.shape();
-      sh.insert(sh.end() - (is_a ? 0 : 2), 1);
-      return mat.reshape(sh).expand(g);
-    };
-    const bool on_buffer = e->op == Op::View && e->src[0]->op == Op::DefineGlobal;
-    const ShapeTracker &st = on_buffer || half ? e->arg_as<ShapeTracker>() : ShapeTracker::from_shape(s);
-    const UOpRef &buffer = half ? e->src[0]->src[0]->src[0] : e->src[0];
-    if ((on_buffer || half) && buffer->arg_as<int64_t>() != 0) {
-      const ShapeTracker p = permuted(st, s, l, reads, true);
-      const ShapeTracker mat = p.reshape(matrices_shape(p.shape(), s, l));
-      // A half operand's memory view: through its CAST's inner view.
-      const std::optional<shape::View> mem =
-          !mat.single_plain() ? std::nullopt
-          : half             ? merged(mat.views[0], e->src[0]->src[0]->arg_as<ShapeTracker>().views.at(0))
-                             : std::optional<shape::View>(mat.views[0]);
-      if (mem && (!half || e->src[0]->src[0]->arg_as<ShapeTracker>().single_plain())) {
-        const shape::Strides &str = mem->strides;
-        const int64_t row = str[str.size() - 2], col = str.back();
-        if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
-          return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
-      }
-    }
-    // The pack stores the operand's axes unmerged (its read stays one view
-    // where the operand's is), in the order of the matrices it makes; a half
-    // operand's pack stores its halves (narrowing the widened value back).
-    const ShapeTracker p = permuted(st, s, l, reads, false);
-    const Shape packed = matrices_shape(p.shape(), s, l);
-    Shape unmerged;
-    for (int64_t x : p.shape())
-      if (x != 1) unmerged.push_back(x);
-    const DType dt = half ? *half : DType::Float32;
-    const int64_t ref = split.add_scratch(dt, shape::prod(packed));
-    UOpRef value = UOp::make(Op::View, DType::Float32, {on_buffer || half ? e->src[0] : e}, p.reshape(unmerged));
-    if (half) value = UOp::make(Op::Cast, dt, {value});
-    split.parts.push_back(make_part(value, ref, dt, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
-    const ShapeTracker mat = ShapeTracker::from_shape(packed);
-    if (!half) return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(mat));
-    const UOpRef widened = UOp::make(Op::Cast, DType::Float32, {UOp::make(Op::View, dt, {global(dt, ref)}, mat)});
-    return UOp::make(Op::View, DType::Float32, {widened}, to_gemm(mat));
+// An operand's view in the GEMM: its own view when that is already a
+// strided matrix (unit stride along rows or columns) of another buffer than
+// the output, else a pack kernel's row-major scratch buffer.
+UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::vector<bool> &reads, bool is_a) {
+  const Shape &s = t.s;
+  const std::optional<DType> &half = t.half;
+  auto to_gemm = [&](const ShapeTracker &mat) {
+    Shape sh = mat.shape();
+    sh.insert(sh.end() - (is_a ? 0 : 2), 1);
+    return mat.reshape(sh).expand(t.g);
   };
-  const UOpRef va = operand(a, {prefix, rows, k}, reads_a, true);
-  const UOpRef vb = operand(b, {prefix, k, cols}, reads_b, false);
+  const bool on_buffer = e->op == Op::View && e->src[0]->op == Op::DefineGlobal;
+  const ShapeTracker &st = on_buffer || half ? e->arg_as<ShapeTracker>() : ShapeTracker::from_shape(s);
+  const UOpRef &buffer = half ? e->src[0]->src[0]->src[0] : e->src[0];
+  if ((on_buffer || half) && buffer->arg_as<int64_t>() != 0) {
+    const ShapeTracker p = permuted(st, s, l, reads, true);
+    const ShapeTracker mat = p.reshape(matrices_shape(p.shape(), s, l));
+    // A half operand's memory view: through its CAST's inner view.
+    const std::optional<shape::View> mem =
+        !mat.single_plain() ? std::nullopt
+        : half             ? merged(mat.views[0], e->src[0]->src[0]->arg_as<ShapeTracker>().views.at(0))
+                           : std::optional<shape::View>(mat.views[0]);
+    if (mem && (!half || e->src[0]->src[0]->arg_as<ShapeTracker>().single_plain())) {
+      const shape::Strides &str = mem->strides;
+      const int64_t row = str[str.size() - 2], col = str.back();
+      if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
+        return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
+    }
+  }
+  // The pack stores the operand's axes unmerged (its read stays one view
+  // where the operand's is), in the order of the matrices it makes; a half
+  // operand's pack stores its halves (narrowing the widened value back).
+  const ShapeTracker p = permuted(st, s, l, reads, false);
+  const Shape packed = matrices_shape(p.shape(), s, l);
+  Shape unmerged;
+  for (int64_t x : p.shape())
+    if (x != 1) unmerged.push_back(x);
+  const DType dt = half ? *half : DType::Float32;
+  const int64_t ref = t.split.add_scratch(dt, shape::prod(packed));
+  UOpRef value = UOp::make(Op::View, DType::Float32, {on_buffer || half ? e->src[0] : e}, p.reshape(unmerged));
+  if (half) value = UOp::make(Op::Cast, dt, {value});
+  t.split.parts.push_back(make_part(value, ref, dt, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
+  const ShapeTracker mat = ShapeTracker::from_shape(packed);
+  if (!half) return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(mat));
+  const UOpRef widened = UOp::make(Op::Cast, DType::Float32, {UOp::make(Op::View, dt, {global(dt, ref)}, mat)});
+  return UOp::make(Op::View, DType::Float32, {widened}, to_gemm(mat));
+}
 
-  Shape reduced_shape = g, c_shape(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
-  reduced_shape[nb + 1] = 1;
-  c_shape.insert(c_shape.end(), {m, n});
+// The GEMM of the operands' views `va` and `vb`, writing the kernel's output
+// itself when the kernel stores nothing but the sum in the output's order,
+// else a scratch buffer an epilogue (the kernel's value with the sum read
+// back from it) reads.
+void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, const UOpRef &va,
+              const UOpRef &vb) {
+  const UOpRef &store = ast->src[0];
+  const UOpRef &value = store->src[1];
+  const Shape &s = pr.s;
+  const std::vector<int64_t> &prefix = plan.layout.prefix, &rows = plan.layout.rows, &cols = plan.layout.cols;
+  const size_t nb = prefix.size();
+  Shape c_shape;
+  for (int64_t d : prefix) c_shape.push_back(s[static_cast<size_t>(d)]);
+  Shape reduced_shape = c_shape;
+  reduced_shape.insert(reduced_shape.end(), {plan.m, 1, plan.n});
+  c_shape.insert(c_shape.end(), {plan.m, plan.n});
   const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {UOp::make(Op::Mul, DType::Float32, {va, vb})},
                                uop::ReduceArg{Op::Add, {static_cast<int64_t>(nb) + 1}});
   const UOpRef c = UOp::make(Op::View, DType::Float32, {sum}, ShapeTracker::from_shape(reduced_shape).reshape(c_shape));
-  // The GEMM writes the output itself when the kernel stores nothing but the
-  // sum, in the output's order; otherwise an epilogue reads it back.
   std::vector<int64_t> order = prefix;
   order.insert(order.end(), rows.begin(), rows.end());
   order.insert(order.end(), cols.begin(), cols.end());
-  const bool direct = order == out && (value == r || (value->op == Op::View && value->src[0] == r &&
-                                                      value->arg_as<ShapeTracker>().contiguous()));
+  const UOpRef &r = pr.r;
+  const bool direct = order == pr.out && (value == r || (value->op == Op::View && value->src[0] == r &&
+                                                         value->arg_as<ShapeTracker>().contiguous()));
   std::vector<int64_t> gemm_dims = c_shape;
-  gemm_dims.push_back(kn);
+  gemm_dims.push_back(plan.kn);
   const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
   if (direct) {
     split.parts.push_back(make_part(c, 0, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
-    return split;
+    return;
   }
   const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
   Shape c_axes;  // the GEMM's result with its axes unmerged, in `order`
   std::vector<int64_t> to_output;
   for (int64_t d : order) c_axes.push_back(s[static_cast<size_t>(d)]);
-  for (int64_t d : out)
+  for (int64_t d : pr.out)
     to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
   const ShapeTracker read_back = ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r));
   std::unordered_map<const UOp *, UOpRef> memo;
@@ -301,6 +337,29 @@ Split analyze(const UOpRef &ast) {
       memo);
   split.parts.push_back(make_part(epilogue, 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
                                   dims_name("E", store->arg_as<ShapeTracker>().shape())));
+}
+
+// Splits one kernel (see gemm.h); `parts` stays empty when it is not a large
+// GEMM-shaped reduction.
+Split analyze(const UOpRef &ast) {
+  Split split(ast);
+  const std::optional<Product> pr = find_product(ast);
+  const std::optional<MatrixPlan> plan = pr ? plan_matrices(*pr) : std::nullopt;
+  if (!plan) return split;
+  const Layout &l = plan->layout;
+  GemmTarget t{split, pr->s, {}, std::nullopt};
+  for (int64_t d : l.prefix) t.g.push_back(pr->s[static_cast<size_t>(d)]);
+  t.g.insert(t.g.end(), {plan->m, plan->kn, plan->n});
+  // A is the operand the rows belong to.
+  const bool p_is_a = plan->row_label == 1;
+  const UOpRef &a = p_is_a ? pr->mul->src[0] : pr->mul->src[1], &b = p_is_a ? pr->mul->src[1] : pr->mul->src[0];
+  // Both operands halves of one dtype widened as read: a half GEMM (its packs
+  // hold halves, exactly; on tensor cores where the target has them).
+  const std::optional<DType> ha = widened_half(a), hb = widened_half(b);
+  t.half = ha && ha == hb ? ha : std::nullopt;
+  const UOpRef va = operand_view(t, a, {l.prefix, l.rows, pr->k}, p_is_a ? pr->reads_p : pr->reads_q, true);
+  const UOpRef vb = operand_view(t, b, {l.prefix, pr->k, l.cols}, p_is_a ? pr->reads_q : pr->reads_p, false);
+  add_gemm(split, ast, *pr, *plan, va, vb);
   return split;
 }
 
