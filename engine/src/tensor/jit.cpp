@@ -170,7 +170,15 @@ struct Jit::Impl {
   // (so a replay can take a view at another offset, a batch sliced out of a
   // dataset).
   std::vector<Tensor> prepare(const std::vector<Tensor> &given);
+  // Capture: runs the call recording its kernels and copies, then decides
+  // each buffer's role on replay. The steps, in order:
   std::vector<Tensor> capture(const std::vector<Tensor> &given, const std::vector<double> &s);
+  struct CaptureRun;
+  void record_inputs(CaptureRun &c);
+  void run_recorded(CaptureRun &c, const std::vector<Tensor> &given, const JitArgs &args);
+  void check_baked_numbers(const engine::Capture &cap);
+  bool find_states(CaptureRun &c);  // false: capture again on the next call (see retried)
+  void build_graph(CaptureRun &c);
   std::vector<Tensor> replay(const std::vector<Tensor> &given, const std::vector<double> &s);
   void check_outputs(const std::vector<Tensor> &outs) const;
 };
@@ -241,25 +249,13 @@ std::vector<Tensor> Jit::Impl::prepare(const std::vector<Tensor> &given) {
   return out;
 }
 
-std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const std::vector<double> &s) {
-  realize_with_updates({});  // updates made before the call are not part of it
-  const std::vector<Tensor> t = prepare(given);
-  JitArgs args{t, scalar_tensors(s)};
-  const int64_t first_new = uop::Buffer::next_id();
+// One capture's working state, from the call to the replay graph.
+struct Jit::Impl::CaptureRun {
+  std::vector<Tensor> t;  // the tensors the function got (prepare())
+  int64_t first_new = 0;  // buffers with this id or higher were made by the call
   // The inputs as the call gets them (the function may update them).
   std::vector<BufferPtr> input_bufs;
   std::unordered_map<const uop::Buffer *, int> role_input;  // buffer -> input
-  inputs.assign(t.size(), Input{});
-  for (size_t i = 0; i < t.size(); i++) {
-    input_bufs.push_back(buffer_of(t[i].uop()));
-    Input &in = inputs[i];
-    in.st = tracker_of(t[i].uop());
-    in.dtype = input_bufs[i]->dtype;
-    in.buffer_size = input_bufs[i]->size;
-    if (auto [it, fresh] = role_input.emplace(input_bufs[i].get(), static_cast<int>(i)); !fresh)
-      in.same_as = it->second;
-  }
-
   // The tensors the call updates, with the buffer and layout of their value
   // before the first update (not the value node itself: holding it would make
   // the scheduler copy where it writes in place).
@@ -270,20 +266,41 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
     int64_t version;
   };
   std::vector<Seen> seen;
+  engine::Capture cap;
+  std::vector<Tensor> outs;
+  std::unordered_map<const uop::Buffer *, char> bound;  // buffers bound on replay: 'b' bound, 'f' fresh
+  struct StateBuffers {
+    BufferPtr in, out, grad;
+  };
+  std::vector<StateBuffers> state_bufs;
+};
+
+void Jit::Impl::record_inputs(CaptureRun &c) {
+  inputs.assign(c.t.size(), Input{});
+  for (size_t i = 0; i < c.t.size(); i++) {
+    c.input_bufs.push_back(buffer_of(c.t[i].uop()));
+    Input &in = inputs[i];
+    in.st = tracker_of(c.t[i].uop());
+    in.dtype = c.input_bufs[i]->dtype;
+    in.buffer_size = c.input_bufs[i]->size;
+    if (auto [it, fresh] = c.role_input.emplace(c.input_bufs[i].get(), static_cast<int>(i)); !fresh)
+      in.same_as = it->second;
+  }
+}
+
+void Jit::Impl::run_recorded(CaptureRun &c, const std::vector<Tensor> &given, const JitArgs &args) {
   std::unordered_map<const TensorImpl *, size_t> seen_at;
   std::optional<size_t> updated_copy;  // an input the function got as a copy, then updated
   UpdateObserver observer = [&](const ImplPtr &target, const UOpRef &before) {
-    for (size_t i = 0; i < t.size(); i++)
-      if (t[i].uop() != given[i].uop() && target == TensorImpl::of(t[i]) && !updated_copy) updated_copy = i;
-    if (!seen_at.emplace(target.get(), seen.size()).second) return;
+    for (size_t i = 0; i < c.t.size(); i++)
+      if (c.t[i].uop() != given[i].uop() && target == TensorImpl::of(c.t[i]) && !updated_copy) updated_copy = i;
+    if (!seen_at.emplace(target.get(), c.seen.size()).second) return;
     const bool buffered = root_of(before)->op == Op::Buffer;
-    seen.push_back({target, buffered ? buffer_of(before) : nullptr, tracker_of(before),
-                    target->version ? *target->version - 1 : 0});
+    c.seen.push_back({target, buffered ? buffer_of(before) : nullptr, tracker_of(before),
+                      target->version ? *target->version - 1 : 0});
   };
-  engine::Capture cap;
-  std::vector<Tensor> outs;
   {
-    engine::CaptureScope scope(cap);
+    engine::CaptureScope scope(c.cap);
     UpdateObserver *prev = set_update_observer(&observer);
     try {
       std::vector<Tensor> returned = fn(args);
@@ -291,7 +308,7 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
       realize_all(returned);
       // New handles, as a replay returns: the function's own may hold an
       // autograd graph (detach() keeps its base) and with it values of the call.
-      for (const Tensor &r : returned) outs.push_back(Tensor(r.uop()));
+      for (const Tensor &r : returned) c.outs.push_back(Tensor(r.uop()));
     } catch (...) {
       set_update_observer(prev);
       throw;
@@ -303,110 +320,120 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
                 " is a view into part of a buffer and the function updates it in place, which it did not on call "
                 "1; the capture passed it a copy, so the update was lost. Call reset() (an input updated on call 1 "
                 "is passed as itself)");
+}
 
-  // A number baked into a kernel that changed since call 1 would stay at its
-  // captured value on every replay.
-  {
-    std::vector<KernelText> now;
-    for (auto &st : cap.steps)
-      if (st.kernel) now.push_back(kernel_text(*st.kernel));
-    if (now.size() == first_kernels.size())
-      for (size_t i = 0; i < now.size(); i++) {
-        const KernelText &a = first_kernels[i], &b = now[i];
-        if (a.structure != b.structure) continue;
-        size_t c = 0;
-        while (c < a.constants.size() && same_number(a.constants[c], b.constants[c])) c++;
-        if (c == a.constants.size()) continue;
-        throw Error(who() + ": the number " + num(a.constants[c]) + " in kernel " + b.name + " on call 1 is " +
-                    num(b.constants[c]) + " on call 2; a value that changes between calls must be passed as a "
-                    "scalar, or it stays baked into the capture");
-      }
-    first_kernels.clear();
-  }
+// A number baked into a kernel that changed since call 1 would stay at its
+// captured value on every replay.
+void Jit::Impl::check_baked_numbers(const engine::Capture &cap) {
+  std::vector<KernelText> now;
+  for (auto &st : cap.steps)
+    if (st.kernel) now.push_back(kernel_text(*st.kernel));
+  if (now.size() == first_kernels.size())
+    for (size_t i = 0; i < now.size(); i++) {
+      const KernelText &a = first_kernels[i], &b = now[i];
+      if (a.structure != b.structure) continue;
+      size_t c = 0;
+      while (c < a.constants.size() && same_number(a.constants[c], b.constants[c])) c++;
+      if (c == a.constants.size()) continue;
+      throw Error(who() + ": the number " + num(a.constants[c]) + " in kernel " + b.name + " on call 1 is " +
+                  num(b.constants[c]) + " on call 2; a value that changes between calls must be passed as a "
+                  "scalar, or it stays baked into the capture");
+    }
+  first_kernels.clear();
+}
 
-  // Roles of the buffers.
-  std::unordered_map<const uop::Buffer *, char> bound;  // buffers bound on replay: 'b' bound, 'f' fresh
-  for (auto &b : input_bufs) bound[b.get()] = 'b';
-
-  struct StateBuffers {
-    BufferPtr in, out, grad;
-  };
-  std::vector<StateBuffers> state_bufs;
+bool Jit::Impl::find_states(CaptureRun &c) {
+  for (auto &b : c.input_bufs) c.bound[b.get()] = 'b';
   states.clear();
-  for (Seen &sn : seen) {
+  for (CaptureRun::Seen &sn : c.seen) {
     if (!sn.in && !retried) {
       // Its value was not in a buffer when the call began (a constant such as
       // zeros()): it is now, so the next call captures again. (Once: on the
       // retry such a tensor is taken for one the call made itself, and if it
-      // is not, the check for kept values below names it.)
+      // is not, the check for kept values in build_graph names it.)
       retried = true;
       calls = 1;
-      return outs;
+      return false;
     }
     if (!sn.in) continue;
     const BufferPtr &in = sn.in;
-    if (in->id >= first_new) continue;  // made by the call itself
+    if (in->id >= c.first_new) continue;  // made by the call itself
     LOOM_CHECK(direct_buffer_view(sn.impl->uop), "Jit: an updated tensor was not realized");
     State st;
     st.impl = sn.impl;
     st.in_st = sn.in_st;
     st.out_st = tracker_of(sn.impl->uop);
     st.versions = (sn.impl->version ? *sn.impl->version : 0) - sn.version;
-    if (auto it = role_input.find(in.get()); it != role_input.end()) st.arg = it->second;
-    StateBuffers sb{in, buffer_of(sn.impl->uop), nullptr};
-    bound[in.get()] = 'b';
-    if (sb.out != in) bound[sb.out.get()] = 'f';
+    if (auto it = c.role_input.find(in.get()); it != c.role_input.end()) st.arg = it->second;
+    CaptureRun::StateBuffers sb{in, buffer_of(sn.impl->uop), nullptr};
+    c.bound[in.get()] = 'b';
+    if (sb.out != in) c.bound[sb.out.get()] = 'f';
     const std::shared_ptr<TensorImpl> holder = grad_holder(sn.impl);
-    if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= first_new) {
+    if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= c.first_new) {
       sb.grad = buffer_of(holder->grad->uop);
       st.grad_st = tracker_of(holder->grad->uop);
       st.grad_holder = holder;
-      bound.emplace(sb.grad.get(), 'f');
+      c.bound.emplace(sb.grad.get(), 'f');
     }
     states.push_back(st);
-    state_bufs.push_back(sb);
+    c.state_bufs.push_back(sb);
   }
-  outputs.assign(outs.size(), Output{});
-  for (size_t i = 0; i < outs.size(); i++) {
-    if (root_of(outs[i].uop())->op != Op::Buffer) {
-      outputs[i].value = outs[i].uop();  // a constant
+  outputs.assign(c.outs.size(), Output{});
+  for (size_t i = 0; i < c.outs.size(); i++) {
+    if (root_of(c.outs[i].uop())->op != Op::Buffer) {
+      outputs[i].value = c.outs[i].uop();  // a constant
       continue;
     }
-    outputs[i].st = tracker_of(outs[i].uop());
-    bound.emplace(buffer_of(outs[i].uop()).get(), 'f');
+    outputs[i].st = tracker_of(c.outs[i].uop());
+    c.bound.emplace(buffer_of(c.outs[i].uop()).get(), 'f');
   }
+  return true;
+}
 
-  seen.clear();  // drops the values before the updates
+void Jit::Impl::build_graph(CaptureRun &c) {
+  c.seen.clear();  // drops the values before the updates
   std::optional<std::string> kept;
   auto kind_of = [&](const BufferPtr &b, bool held_outside) {
-    if (auto it = bound.find(b.get()); it != bound.end())
+    if (auto it = c.bound.find(b.get()); it != c.bound.end())
       return it->second == 'b' ? engine::SlotKind::Bound : engine::SlotKind::Fresh;
-    if (b->id < first_new) return engine::SlotKind::External;
+    if (b->id < c.first_new) return engine::SlotKind::External;
     if (held_outside && !kept)
       kept = "buffer " + std::to_string(b->id) + " (" + dtype_name(b->dtype) + ", " + std::to_string(b->size) +
              " elements)";
     return engine::SlotKind::Planned;
   };
-  engine::ReplayGraph g(std::move(cap), kind_of);
+  engine::ReplayGraph g(std::move(c.cap), kind_of);
   if (kept)
     throw Error(who() + ": the function left a value it computed (" + *kept +
                 ") held by a tensor that is not among its outputs, the tensors it updates in place or their .grad; "
                 "a replay would not update that tensor. Return it, or assign it into a tensor made before the call");
-  for (size_t i = 0; i < t.size(); i++) inputs[i].slot = g.slot_of(input_bufs[i].get());
+  for (size_t i = 0; i < c.t.size(); i++) inputs[i].slot = g.slot_of(c.input_bufs[i].get());
   for (size_t i = 0; i < states.size(); i++) {
-    states[i].in = g.slot_of(state_bufs[i].in.get());
-    states[i].out = g.slot_of(state_bufs[i].out.get());
-    states[i].grad = state_bufs[i].grad ? g.slot_of(state_bufs[i].grad.get()) : -1;
+    states[i].in = g.slot_of(c.state_bufs[i].in.get());
+    states[i].out = g.slot_of(c.state_bufs[i].out.get());
+    states[i].grad = c.state_bufs[i].grad ? g.slot_of(c.state_bufs[i].grad.get()) : -1;
   }
-  for (size_t i = 0; i < outs.size(); i++) {
+  for (size_t i = 0; i < c.outs.size(); i++) {
     if (outputs[i].value) continue;
-    outputs[i].slot = g.slot_of(buffer_of(outs[i].uop()).get());
+    outputs[i].slot = g.slot_of(buffer_of(c.outs[i].uop()).get());
     // Found realized before the call (a value of constants computed earlier):
     // the same value on every replay.
-    if (outputs[i].slot < 0) outputs[i].value = outs[i].uop();
+    if (outputs[i].slot < 0) outputs[i].value = c.outs[i].uop();
   }
   graph.emplace(std::move(g));
-  return outs;
+}
+
+std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const std::vector<double> &s) {
+  realize_with_updates({});  // updates made before the call are not part of it
+  CaptureRun c;
+  c.t = prepare(given);
+  const JitArgs args{c.t, scalar_tensors(s)};
+  c.first_new = uop::Buffer::next_id();
+  record_inputs(c);
+  run_recorded(c, given, args);
+  check_baked_numbers(c.cap);
+  if (find_states(c)) build_graph(c);
+  return c.outs;
 }
 
 std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const std::vector<double> &s) {
