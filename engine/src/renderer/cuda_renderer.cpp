@@ -152,14 +152,24 @@ class CudaRenderer : public CStyleRenderer {
   Launch launch_;
 };
 
+// The C prelude's own math functions (uop/ops.def's kPrelude rows) are
+// CUDA's: loom_expf(x) is expf(x).
+std::string prelude_math() {
+  std::string s;
+  for (const uop::OpInfo &o : uop::kOps)
+    if (o.c == uop::OpInfo::kPrelude)
+      s += std::string("__device__ __forceinline__ float loom_") + o.math + "f(float x) { return " + o.math + "f(x); }\n";
+  return s;
+}
 }  // namespace
 
 // What the kernels need of C's headers and the C prelude's helpers, under
 // the same names: fixed-width integers, NAN and INFINITY, half conversions
 // (PTX's cvt for float16; bfloat16 by its bits, as on the CPU), NaN-keeping
 // max and min, integer pow, tensor-core steps, vector loads and stores, the
-// block fold; exp, log, tanh and erf are CUDA's. The emulator supplies its
-// own half conversions, tensor-core steps and vector accesses (checked).
+// block fold; the prelude's math functions are CUDA's (prelude_math). The
+// emulator supplies its own half conversions, tensor-core steps and vector
+// accesses (checked).
 const std::string &cuda_prelude() {
   static const std::string s = R"(typedef signed char int8_t;
 typedef unsigned char uint8_t;
@@ -230,11 +240,7 @@ __device__ __forceinline__ float loom_maxf(float a, float b) { return (a != a ||
 __device__ __forceinline__ float loom_minf(float a, float b) { return (a != a || a < b) ? a : b; }
 __device__ __forceinline__ double loom_maxd(double a, double b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ double loom_mind(double a, double b) { return (a != a || a < b) ? a : b; }
-__device__ __forceinline__ float loom_expf(float x) { return expf(x); }
-__device__ __forceinline__ float loom_logf(float x) { return logf(x); }
-__device__ __forceinline__ float loom_tanhf(float x) { return tanhf(x); }
-__device__ __forceinline__ float loom_erff(float x) { return erff(x); }
-__device__ inline int64_t loom_ipow(int64_t a, int64_t b) {
+)" + prelude_math() + R"(__device__ inline int64_t loom_ipow(int64_t a, int64_t b) {
   if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
   uint64_t r = 1, x = (uint64_t)a;
   while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
