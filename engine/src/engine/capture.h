@@ -16,6 +16,10 @@
 
 namespace loom::engine {
 
+// Host <-> device copies; under a capture each is recorded as a host step.
+void copy_in(const std::shared_ptr<uop::Buffer> &buf, const void *host, size_t bytes);
+void copy_out(void *host, const std::shared_ptr<uop::Buffer> &buf, size_t bytes);
+
 // A host step touches one buffer: it fills it (`writes`) or reads it.
 struct HostStep {
   std::shared_ptr<uop::Buffer> buf;

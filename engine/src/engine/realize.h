@@ -94,9 +94,5 @@ void reset_peak_memory();
 void *buffer_data(uop::Buffer &buf);
 // Device memory counted in memory_stats() until its last owner drops it.
 std::shared_ptr<void> allocate_tracked(size_t bytes);
-// Host <-> device copies; under a capture (engine/capture.h) each is recorded
-// as a host step.
-void copy_in(const std::shared_ptr<uop::Buffer> &buf, const void *host, size_t bytes);
-void copy_out(void *host, const std::shared_ptr<uop::Buffer> &buf, size_t bytes);
 
 }  // namespace loom::engine

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "engine/capture.h"
 #include "engine/realize.h"
 #include "loom/backends.h"
 #include "tensor/host_check.h"
