@@ -103,33 +103,29 @@ class Reach {
   std::vector<std::pair<const UOp *, bool>> walk_;
 };
 
-// Whether the writes `ws` over `base` (whose buffer is `buf`) may store into
-// it: every reference to the base must be the writes' own; a read in the
-// write's kernel that is elementwise at the written position (a whole
-// overwrite reading the base or a row-major view of it); or a read in a
-// kernel that runs before the write's, i.e. below a node that always gets its
-// own buffer (a WRITE, CONTIGUOUS, SCAN or SORT the write depends on, such as
-// an optimizer's momentum update). `bit` is the base's in `reach`.
-bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, uint64_t bit,
-               std::pmr::memory_resource *scratch) {
-  auto views_base = [b = base](const UOp *u) { return u == b || (u->op == Op::View && u->src[0].get() == b); };
-  NodeMap<long> allowed;
-  allowed[base] = 0;
+// The nodes below the writes `ws` that can read `base` (`bit` is the base's
+// in `reach`): those of the writes' kernel, as far as it can read the base (a
+// node with no path down to the base cannot read the old value or refer to
+// the base, and neither can any node below it), and those of the kernels
+// that run before it (below a node that always gets its own buffer).
+struct Readers {
   NodeSet in_same_kernel, in_earlier;
-  Nodes same_kernel(scratch), earlier(scratch), todo(scratch), below(scratch);
+  Nodes same_kernel, earlier;
+  explicit Readers(std::pmr::memory_resource *scratch) : same_kernel(scratch), earlier(scratch) {}
+};
+
+void find_readers(Readers &r, const UOp *base, const Nodes &ws, Reach &reach, uint64_t bit,
+                  std::pmr::memory_resource *scratch) {
+  Nodes todo(scratch), below(scratch);
   for (const UOp *w : ws) {
-    allowed[base]++;
     todo.push_back(w->src[1].get());
     if (w->src.size() > 2) todo.push_back(w->src[2].get());
   }
-  // The writes' kernel, as far as it can read the base: a node with no path
-  // down to the base cannot read the old value or refer to the base, and
-  // neither can any node below it.
   while (!todo.empty()) {
     const UOp *u = todo.back();
     todo.pop_back();
-    if (u == base || !(reach.below(u) & bit) || !in_same_kernel.insert(u)) continue;
-    same_kernel.push_back(u);
+    if (u == base || !(reach.below(u) & bit) || !r.in_same_kernel.insert(u)) continue;
+    r.same_kernel.push_back(u);
     if (always_realized(u)) {
       below.push_back(u);
       continue;
@@ -139,52 +135,70 @@ bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, 
   while (!below.empty()) {  // kernels before it, where they read the base
     const UOp *u = below.back();
     below.pop_back();
-    if (u == base || !(reach.below(u) & bit) || !in_earlier.insert(u)) continue;
-    earlier.push_back(u);
+    if (u == base || !(reach.below(u) & bit) || !r.in_earlier.insert(u)) continue;
+    r.earlier.push_back(u);
     for (auto &x : u->src) below.push_back(x.get());
   }
+}
+
+bool views_of(const UOp *u, const UOp *base) { return u == base || (u->op == Op::View && u->src[0].get() == base); }
+
+// Whether every reference to the base (or a view of it) is one the writes may
+// have: the writes' own; a read in the write's kernel that is elementwise at
+// the written position (a whole overwrite reading the base or a row-major
+// view of it); or a read in a kernel that runs before the write's.
+bool references_allowed(const UOp *base, const Nodes &ws, const Readers &r) {
+  NodeMap<long> allowed;
+  allowed[base] = static_cast<long>(ws.size());
   const bool elementwise_ok = std::all_of(ws.begin(), ws.end(), [](const UOp *w) { return is_full_overwrite(w); });
-  for (const UOp *u : same_kernel) {
+  for (const UOp *u : r.same_kernel) {
     if (always_realized(u)) continue;
     const bool identity_view = u->op == Op::View && u->arg_as<shape::ShapeTracker>().contiguous();
     if (elementwise_ok && (uop::is_alu(u->op) || u->op == Op::Cast || identity_view))
       for (auto &x : u->src)
-        if (x.get() == base || (views_base(x.get()) && x->arg_as<shape::ShapeTracker>().contiguous())) allowed[x.get()]++;
+        if (x.get() == base || (views_of(x.get(), base) && x->arg_as<shape::ShapeTracker>().contiguous()))
+          allowed[x.get()]++;
   }
-  for (const UOp *u : earlier)
-    if (!in_same_kernel.contains(u) || always_realized(u))
+  for (const UOp *u : r.earlier)
+    if (!r.in_same_kernel.contains(u) || always_realized(u))
       for (auto &x : u->src)
-        if (views_base(x.get())) allowed[x.get()]++;
+        if (views_of(x.get(), base)) allowed[x.get()]++;
   bool ok = true;
   allowed.for_each([&](const void *node, long n) { ok &= strong_refs(static_cast<const UOp *>(node)) == n; });
-  // A node of the write's kernel, or of a kernel before it, that reads the
-  // old value (directly, or through nodes without a buffer of their own)
-  // must be read by these graphs only: one held elsewhere (a tensor still
-  // to be read) would be computed later, from the overwritten buffer. Within
-  // the graphs that run, only the write's kernel and kernels before it may
-  // read it: another kernel fusing it (`a + b` read by the write into b and
-  // by another output) may run after the stores. (A node that reads the old
-  // value has the base's bit, and so do the nodes referring to it: `earlier`
-  // holds every one of them below the writes.)
+  return ok;
+}
+
+// A node of the write's kernel, or of a kernel before it, that reads the
+// old value (directly, or through nodes without a buffer of their own)
+// must be read by these graphs only: one held elsewhere (a tensor still
+// to be read) would be computed later, from the overwritten buffer. Within
+// the graphs that run, only the write's kernel and kernels before it may
+// read it: another kernel fusing it (`a + b` read by the write into b and
+// by another output) may run after the stores. (A node that reads the old
+// value has the base's bit, and so do the nodes referring to it: `earlier`
+// holds every one of them below the writes.)
+bool old_value_read_only_before(const UOp *base, const Nodes &ws, const Graphs &g, const Readers &r,
+                                std::pmr::memory_resource *scratch) {
   // Each node counts once: a node can be in both lists (a WRITE the write
   // depends on ends its kernel and begins the walk of the kernels before it;
   // a node fused into the write's kernel may also be computed in an earlier one).
   NodeMap<long> from_before;  // references from the writes, their kernel and the kernels before it
   NodeSet counted;
-  for (const Nodes *nodes : std::initializer_list<const Nodes *>{&ws, &same_kernel, &earlier})
+  for (const Nodes *nodes : std::initializer_list<const Nodes *>{&ws, &r.same_kernel, &r.earlier})
     for (const UOp *u : *nodes)
       if (g.runs.contains(u) && counted.insert(u))
         for (auto &x : u->src) from_before[x.get()]++;
   NodeMap<char> reads_old;  // 1: reads the base's old value, directly or below
   std::pmr::vector<std::pair<const UOp *, bool>> walk(scratch);
   for (const UOp *w : ws) walk.push_back({w->src[1].get(), false});
-  for (const UOp *u : earlier) walk.push_back({u, false});
+  for (const UOp *u : r.earlier) walk.push_back({u, false});
+  bool ok = true;
   while (ok && !walk.empty()) {
     auto [u, expanded] = walk.back();
     walk.pop_back();
     if (reads_old.contains(u) && !expanded) continue;
-    if (views_base(u) || (!in_same_kernel.contains(u) && !in_earlier.contains(u)) || always_realized(u)) {
-      reads_old[u] = views_base(u);
+    if (views_of(u, base) || (!r.in_same_kernel.contains(u) && !r.in_earlier.contains(u)) || always_realized(u)) {
+      reads_old[u] = views_of(u, base);
       continue;
     }
     if (!expanded) {
@@ -193,13 +207,24 @@ bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, 
         if (!reads_old.contains(x.get())) walk.push_back({x.get(), false});
       continue;
     }
-    char r = 0;
-    for (auto &x : u->src) r |= *reads_old.find(x.get());
-    reads_old[u] = r;
-    if (const long *n = g.in_graph->find(u); r && n) ok &= strong_refs(u) == *n;
-    if (const long *n = g.in_outputs.find(u); r && n) ok &= *n == from_before[u];
+    char rd = 0;
+    for (auto &x : u->src) rd |= *reads_old.find(x.get());
+    reads_old[u] = rd;
+    if (const long *n = g.in_graph->find(u); rd && n) ok &= strong_refs(u) == *n;
+    if (const long *n = g.in_outputs.find(u); rd && n) ok &= *n == from_before[u];
   }
   return ok;
+}
+
+// Whether the writes `ws` over `base` may store into its buffer: every
+// reference to the base is one they may have (references_allowed), and no
+// value read from the old contents is read after the stores
+// (old_value_read_only_before). `bit` is the base's in `reach`.
+bool donatable(const UOp *base, const Nodes &ws, const Graphs &g, Reach &reach, uint64_t bit,
+               std::pmr::memory_resource *scratch) {
+  Readers r(scratch);
+  find_readers(r, base, ws, reach, bit, scratch);
+  return references_allowed(base, ws, r) && old_value_read_only_before(base, ws, g, r, scratch);
 }
 
 }  // namespace
