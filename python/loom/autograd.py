@@ -50,6 +50,28 @@ class set_grad_enabled(_GradMode):
         return self
 
 
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: accumulates the gradients of `tensors` (weighted by `grad_tensors`) into
+    the .grad of the leaves, realizing them and the tensors together."""
+    from ._C import Tensor
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None:
+        grad_tensors = []
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    else:
+        grad_tensors = list(grad_tensors)
+    if create_graph:
+        raise NotImplementedError("torch.autograd.backward(create_graph=True) is not supported by loom")
+    if inputs is not None:
+        raise NotImplementedError("torch.autograd.backward(inputs=...) is not supported by loom")
+    if any(g is None for g in grad_tensors):
+        if not all(g is None for g in grad_tensors):
+            raise NotImplementedError("torch.autograd.backward with some grad_tensors None is not supported by loom")
+        grad_tensors = []
+    _C.backward(tensors, grad_tensors, bool(retain_graph))
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
     """torch.autograd.grad: gradients of outputs with respect to inputs, nothing accumulated into .grad."""
     from ._C import Tensor

@@ -63,6 +63,9 @@ void bind_autograd(py::module_ &m) {
     return out;
   }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = std::vector<Tensor>{},
         py::arg("allow_unused") = false, py::arg("retain_graph") = false);
+  // torch.autograd.backward: the leaves' .grad and the tensors realized in one schedule.
+  m.def("backward", &autograd::backward, py::arg("tensors"), py::arg("grad_tensors") = std::vector<Tensor>{},
+        py::arg("retain_graph") = false);
 }
 
 void bind_stats(py::module_ &m) {

@@ -21,6 +21,26 @@ def test_backward_matches_torch(rng):
     assert (la @ lw).grad_fn is not None and lw.grad_fn is None
 
 
+def test_autograd_backward_of_several_tensors_matches_torch(rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    w = rng.standard_normal((4,)).astype(np.float32)
+    lx, tx = both(x)
+    lw, tw = both(w)
+    lw.requires_grad_()
+    tw.requires_grad_()
+    la, lb = (lx @ lw).tanh().sum(), (lx * lw).exp().mean(1)
+    ta, tb = (tx @ tw).tanh().sum(), (tx * tw).exp().mean(1)
+    gb = rng.standard_normal((3,)).astype(np.float32)
+    loom.autograd.backward([la, lb], [loom.tensor(2.0), loom.from_numpy(gb)])
+    torch.autograd.backward([ta, tb], [torch.tensor(2.0), torch.from_numpy(gb)])
+    assert_same(lw.grad, tw.grad, rtol=1e-5, atol=1e-6)
+    loom.autograd.backward((lx @ lw).sum())  # one tensor, no grad_tensors: adds to .grad
+    torch.autograd.backward((tx @ tw).sum())
+    assert_same(lw.grad, tw.grad, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="grad_tensors"):
+        loom.autograd.backward([(lx @ lw).sum()], [loom.tensor(1.0), loom.tensor(1.0)])
+
+
 def test_grad_accumulates_and_resets():
     x = loom.ones(3, requires_grad=True)
     tx = torch.ones(3, requires_grad=True)
