@@ -12,16 +12,18 @@ namespace {
 bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 using R = CStyleRenderer;
 
-// A math function of the dtype's width, rounded as the dtype rounds.
-std::string math(R &r, const UOpRef &u, const char *fname) {
-  const bool dbl = u->dtype == DType::Float64;
-  return r.rounded(u->dtype, std::string(fname) + (dbl ? "" : "f") + "(" + r.operand(u, 0) + ")");
+// The math library's function of `op`'s row (uop/ops.def) at d's width:
+// sinf, or sin for float64.
+std::string libm(Op op, DType d) { return std::string(uop::op_info(op).math) + (d == DType::Float64 ? "" : "f"); }
+// A unary math function of the dtype's width, rounded as the dtype rounds.
+std::string math(R &r, const UOpRef &u) {
+  return r.rounded(u->dtype, libm(u->op, u->dtype) + "(" + r.operand(u, 0) + ")");
 }
 // float64: libm's; the float types: the prelude's branch-free (vectorizable)
-// loom_<fname>f.
-std::string prelude_math(R &r, const UOpRef &u, const char *fname) {
-  if (u->dtype == DType::Float64) return math(r, u, fname);
-  return r.rounded(u->dtype, "loom_" + std::string(fname) + "f(" + r.operand(u, 0) + ")");
+// loom_<math>f.
+std::string prelude_math(R &r, const UOpRef &u) {
+  if (u->dtype == DType::Float64) return math(r, u);
+  return r.rounded(u->dtype, "loom_" + std::string(uop::op_info(u->op).math) + "f(" + r.operand(u, 0) + ")");
 }
 // acc = acc (op) value: a REDUCE or SCAN's accumulate step.
 std::string accumulate(R &r, const UOpRef &u) {
@@ -157,7 +159,7 @@ std::string R::combine(Op op, DType d, const std::string &a, const std::string &
     case Op::Mul: e = d == DType::Bool ? "(" + a + " & " + b + ")" : "(" + a + " * " + b + ")"; break;
     case Op::Div: e = "(" + a + " / " + b + ")"; break;
     case Op::IDiv: e = "(" + a + " / " + b + ")"; break;
-    case Op::Mod: e = f ? std::string(dbl ? "fmod(" : "fmodf(") + a + ", " + b + ")" : "(" + a + " % " + b + ")"; break;
+    case Op::Mod: e = f ? libm(op, d) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")"; break;
     case Op::Max:
       e = f ? std::string(dbl ? "loom_maxd(" : "loom_maxf(") + a + ", " + b + ")"
             : "(" + a + " > " + b + " ? " + a + " : " + b + ")";
@@ -166,7 +168,7 @@ std::string R::combine(Op op, DType d, const std::string &a, const std::string &
       e = f ? std::string(dbl ? "loom_mind(" : "loom_minf(") + a + ", " + b + ")"
             : "(" + a + " < " + b + " ? " + a + " : " + b + ")";
       break;
-    case Op::Pow: e = f ? std::string(dbl ? "pow(" : "powf(") + a + ", " + b + ")" : "loom_ipow(" + a + ", " + b + ")"; break;
+    case Op::Pow: e = f ? libm(op, d) + "(" + a + ", " + b + ")" : "loom_ipow(" + a + ", " + b + ")"; break;
     case Op::And: e = "(" + a + " & " + b + ")"; break;
     case Op::Or: e = "(" + a + " | " + b + ")"; break;
     case Op::Xor: e = "(" + a + " ^ " + b + ")"; break;
@@ -235,8 +237,8 @@ R::Table math_rows() {
   R::Table t;
   for (size_t i = 0; i < uop::kOpCount; i++) {
     const uop::OpInfo &o = uop::kOps[i];
-    if (o.c == uop::OpInfo::kLibm) t[Op(i)] = [f = o.math](R &r, const UOpRef &u) { return math(r, u, f); };
-    if (o.c == uop::OpInfo::kPrelude) t[Op(i)] = [f = o.math](R &r, const UOpRef &u) { return prelude_math(r, u, f); };
+    if (o.c == uop::OpInfo::kLibm) t[Op(i)] = math;
+    if (o.c == uop::OpInfo::kPrelude) t[Op(i)] = prelude_math;
   }
   return t;
 }
@@ -270,7 +272,7 @@ const R::Table &R::expression_rules() {
        }},
       {Op::Abs, [](R &r, const UOpRef &u) {
          const std::string x = r.operand(u, 0);
-         return is_float(u->dtype) ? std::string(u->dtype == DType::Float64 ? "fabs(" : "fabsf(") + x + ")"
+         return is_float(u->dtype) ? libm(Op::Abs, u->dtype) + "(" + x + ")"
                                    : r.wrapped(u->dtype, "(" + x + " < 0 ? -" + x + " : " + x + ")");
        }},
       {Op::Recip, [](R &r, const UOpRef &u) {

@@ -7,14 +7,13 @@
 
 namespace loom::renderer {
 
+using codegen::trip;
 using uop::Op;
 using uop::UOpRef;
 
 namespace {
 
 constexpr int64_t kSortThreads = 256;
-
-int64_t trip(const uop::UOpRef &range) { return static_cast<int64_t>(range->src[0]->const_value()); }
 
 // A stable sort per line, one thread per line: positions merge-sorted
 // bottom-up with the runs kept in the low and the high 32 bits of the
