@@ -12,7 +12,7 @@ while IFS= read -r hit; do
   status=1
 done < <(grep -rnE 'getenv\("LOOM_' engine/src python/src | grep -v '^engine/src/knobs/' || true)
 
-table=$(grep -oE '^ *\{"LOOM_[A-Z_]+"' engine/src/knobs/knobs.cpp | grep -oE 'LOOM_[A-Z_]+')
+table=$(sed -n '/kKnobs\[\] = {/,/^};/p' engine/src/knobs/knobs.cpp | grep -oE '"LOOM_[A-Z_]+"' | tr -d '"')
 readme=$(sed -n '/^## Environment knobs/,/^## /p' README.md | grep -oE '^- `LOOM_[A-Z_]+`' | grep -oE 'LOOM_[A-Z_]+')
 if [[ "$table" != "$readme" ]]; then
   echo "check_knobs: README's knobs and engine/src/knobs/knobs.cpp's table differ:" >&2

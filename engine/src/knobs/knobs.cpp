@@ -8,17 +8,17 @@ namespace loom::knobs {
 
 namespace {
 
-constexpr Knob kKnobs[] = {
-    {"LOOM_DEBUG", "what realize prints: 1 per realize, 2 per kernel, 3 + source, 4 + AST and passes"},
-    {"LOOM_VIZ", "1 (or a path): record every realize for the viewer, written at exit"},
-    {"LOOM_CACHE_DIR", "where compiled kernels are cached"},
-    {"LOOM_DEVICE", "CPU, CUDA or CUDA_EMULATOR"},
-    {"LOOM_BEAM", "n: time up to n candidate upcasts per kernel and keep the fastest"},
-    {"LOOM_EXTERN", "0: canonical GEMMs run as generated code, not on the GEMM library"},
-    {"LOOM_GEMM_MIN_MACS", "the multiply-adds from which a GEMM-like kernel is split"},
-    {"LOOM_SPLIT_MIN_LENGTH", "the elements per output from which a reduction is split"},
-    {"LOOM_JIT", "0: every JIT call runs eagerly"},
-    {"LOOM_NOOPT", "1: no kernel optimizations"},
+constexpr const char *kKnobs[] = {
+    "LOOM_DEBUG",
+    "LOOM_VIZ",
+    "LOOM_CACHE_DIR",
+    "LOOM_DEVICE",
+    "LOOM_BEAM",
+    "LOOM_EXTERN",
+    "LOOM_GEMM_MIN_MACS",
+    "LOOM_SPLIT_MIN_LENGTH",
+    "LOOM_JIT",
+    "LOOM_NOOPT",
 };
 enum Index { Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, kCount };
 static_assert(std::size(kKnobs) == kCount, "one row per knob, in Index's order");
@@ -28,7 +28,7 @@ struct Values {
   std::optional<std::string> raw[kCount];
   Values() {
     for (int i = 0; i < kCount; i++)
-      if (const char *e = std::getenv(kKnobs[i].name)) raw[i] = e;
+      if (const char *e = std::getenv(kKnobs[i])) raw[i] = e;
   }
 };
 const std::optional<std::string> &raw(Index i) {
@@ -42,8 +42,6 @@ int64_t integer(Index i, int64_t fallback) {
 }
 
 }  // namespace
-
-std::span<const Knob> all() { return kKnobs; }
 
 int debug() {
   static const int v = static_cast<int>(integer(Debug, 0));

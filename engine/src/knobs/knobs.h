@@ -1,20 +1,13 @@
 // Every LOOM_* environment variable loom reads, read here and nowhere else,
 // all at once on first use: a variable set after that changes nothing (the
 // switches that may change at run time have setters of their own). The
-// table in knobs.cpp is the README's "Environment knobs" list, in its order
-// (ci/check_knobs.sh holds them together).
+// names in knobs.cpp are the README's "Environment knobs" list, in its order
+// (ci/check_knobs.sh holds them together); the README says what each does.
 #pragma once
 #include <cstdint>
-#include <span>
 #include <string>
 
 namespace loom::knobs {
-
-struct Knob {
-  const char *name;     // LOOM_...
-  const char *meaning;  // one line; the README says more
-};
-std::span<const Knob> all();
 
 int debug();                    // LOOM_DEBUG: the level of what realize prints (0)
 const std::string &viz();       // LOOM_VIZ: "" off, else the trace file (1: loom_viz.json)
