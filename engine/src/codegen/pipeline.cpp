@@ -21,9 +21,6 @@ using uop::UOp;
 
 namespace {
 
-bool no_opt() { return knobs::noopt(); }
-bool dump_passes() { return knobs::debug() >= 4; }
-
 struct PassLogState {
   PassLog *log = nullptr;
   UOpRef last_graph;  // the latest pass's graph (kept alive: its nodes' addresses are compared)
@@ -48,7 +45,7 @@ void record_pass(const char *pass, std::string text, const UOpRef &graph) {
 // text is not built for nothing. `graph`: the pass's result when it is one.
 template <typename Text>
 void log_pass(const std::string &kernel, const char *pass, const Text &text, const UOpRef &graph = nullptr) {
-  if (dump_passes()) std::cerr << "--- " << kernel << " after " << pass << "\n" << text();
+  if (knobs::debug() >= 4) std::cerr << "--- " << kernel << " after " << pass << "\n" << text();
   if (t_pass_log.log) record_pass(pass, text(), graph);
 }
 
@@ -103,7 +100,7 @@ void set_pass_log(PassLog *log) {
 }
 
 UOpRef optimize_input(const UOpRef &ast, const Target &t) {
-  if (no_opt()) return ast;
+  if (knobs::noopt()) return ast;
   const UOpRef merged = merge_axes(ast);
   return t.block ? block_columns(merged) : merged;
 }
@@ -122,16 +119,16 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   if (t_pass_log.log) t_pass_log.last_graph = nullptr;  // each kernel's first pass changes nothing
   log_pass(name, "schedule (AST)", [&] { return ast->str(); }, ast);
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  if (t.tensor_cores && !no_opt())
+  if (t.tensor_cores && !knobs::noopt())
     if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
       return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
   const UOpRef kernel = optimize_input(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
-  const Upcast up = forced ? *forced : no_opt() ? Upcast{} : optimize(kernel, t);
+  const Upcast up = forced ? *forced : knobs::noopt() ? Upcast{} : optimize(kernel, t);
   log_pass(name, forced ? "optimize (given)" : "optimize", [&] { return upcast_str(up); });
-  LoweredKernel lowered = lower(kernel, up, !no_opt());
+  LoweredKernel lowered = lower(kernel, up, !knobs::noopt());
   log_pass(name, "lower", [&] { return lowered.sink->str(); }, lowered.sink);
-  if (!no_opt() && t.vectors != Vectors::None) {
+  if (!knobs::noopt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors);
     log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
   }

@@ -67,10 +67,15 @@ int beam() {
   static const int v = static_cast<int>(std::max<int64_t>(0, integer(Beam, 0)));
   return v;
 }
+// Read by the switches' initial values (which have setters), once each.
 bool extern_gemm() { return integer(Extern, 1) != 0; }
 int64_t gemm_min_macs() { return integer(GemmMinMacs, int64_t{1} << 22); }
 int64_t split_min_length() { return integer(SplitMinLength, int64_t{1} << 15); }
 bool jit() { return !(raw(Jit) && *raw(Jit) == "0"); }
-bool noopt() { return integer(NoOpt, 0) != 0; }
+// Read by every schedule and kernel: parsed once.
+bool noopt() {
+  static const bool v = integer(NoOpt, 0) != 0;
+  return v;
+}
 
 }  // namespace loom::knobs

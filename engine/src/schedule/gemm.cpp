@@ -460,7 +460,7 @@ int64_t set_gemm_min_macs(int64_t macs) {
 int64_t gemm_min_macs() { return g_min_macs.load(); }
 
 void split_gemms(Schedule &sched) {
-  if (!splits_off()) apply_splits(sched, memo());
+  if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits
 }
 
 }  // namespace loom::schedule

@@ -5,7 +5,6 @@
 #include <iterator>
 #include <map>
 
-#include "knobs/knobs.h"
 #include "uop/graph.h"
 
 namespace loom::schedule {
@@ -122,7 +121,5 @@ void apply_splits(Schedule &sched, SplitMemo &memo) {
   }
   sched.items = std::move(items);
 }
-
-bool splits_off() { return knobs::noopt(); }
 
 }  // namespace loom::schedule

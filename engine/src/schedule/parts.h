@@ -63,7 +63,4 @@ class SplitMemo {
 // buffers join `sched.transient`.
 void apply_splits(Schedule &sched, SplitMemo &memo);
 
-// LOOM_NOOPT=1: the splitting passes are off.
-bool splits_off();
-
 }  // namespace loom::schedule

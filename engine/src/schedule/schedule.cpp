@@ -399,8 +399,6 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
   }
 }
 
-bool dump_passes() { return knobs::debug() >= 4; }
-
 // LOOM_DEBUG=4: the schedule after a pass, one line per kernel (its name,
 // buffers by id, runtime scalars and pointer shifts). A graph cut now (not
 // from the cache) while explaining: its kernels' names after the pass, in the
@@ -411,7 +409,7 @@ void log_pass(const char *pass, Schedule &sched) {
     for (const ScheduleItem &item : sched.items) names.push_back(item.name);
     sched.explanation->passes.push_back({pass, std::move(names)});
   }
-  if (!dump_passes()) return;
+  if (knobs::debug() < 4) return;
   std::string text = "--- schedule after " + std::string(pass) + ": " + std::to_string(sched.items.size()) +
                      " kernel(s)" + (sched.cached ? " (from the schedule cache)" : "") + "\n";
   for (const ScheduleItem &item : sched.items) {

@@ -155,7 +155,7 @@ SplitMemo &memo() {
 }  // namespace
 
 void split_reductions(Schedule &sched) {
-  if (!splits_off()) apply_splits(sched, memo());
+  if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits
 }
 
 int64_t set_split_min_length(int64_t n) {
