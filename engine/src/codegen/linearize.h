@@ -4,11 +4,13 @@
 // value is computed inside the innermost loop it depends on; loop-invariant
 // work is hoisted out of reduction loops.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "codegen/launch.h"
 #include "codegen/lowerer.h"
+#include "schedule/gemm_shape.h"
 
 namespace loom::codegen {
 
@@ -27,8 +29,10 @@ struct KernelSpec {
   // arithmetic excluded): the work counter RunStats adds up.
   int64_t work = 0;
   // A library kernel, rendered from a template, not from lines: the SORT
-  // node, or the SINK of a canonical half GEMM (Target::tensor_cores).
+  // node, or the SINK of a canonical half GEMM (Target::tensor_cores), whose
+  // shape is `gemm` (the schedule item's).
   UOpRef library;
+  std::shared_ptr<const schedule::GemmShape> gemm;
   // A GPU target's launch plan (kernel_spec makes it; a CPU target's is empty).
   Launch launch;
 };

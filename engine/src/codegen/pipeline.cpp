@@ -10,7 +10,6 @@
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
 #include "knobs/knobs.h"
-#include "schedule/gemm.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -59,8 +58,8 @@ std::vector<UOpRef> kernel_vars(const UOpRef &ast) {
   return vars;
 }
 
-KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
-               const Target &t);
+KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+                  const std::shared_ptr<const schedule::GemmShape> &gemm, const Upcast *forced, const Target &t);
 
 // A sort is a library kernel: one call per line, split across threads.
 KernelSpec library_kernel(const UOpRef &value, const std::string &name, std::vector<DType> buf_dtypes) {
@@ -77,15 +76,16 @@ KernelSpec library_kernel(const UOpRef &value, const std::string &name, std::vec
 }
 
 // A half GEMM on tensor cores: the AST itself is the library kernel.
-KernelSpec gemm_kernel(const UOpRef &ast, const schedule::GemmShape &g, const std::string &name,
-                    std::vector<DType> buf_dtypes) {
+KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::GemmShape> &g,
+                       const std::string &name, std::vector<DType> buf_dtypes) {
   KernelSpec p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
   p.library = ast;
-  const int64_t outputs = shape::prod(g.batch) * g.m * g.n;
+  p.gemm = g;
+  const int64_t outputs = shape::prod(g->batch) * g->m * g->n;
   p.global_range = UOp::make(Op::Range, DType::Int64, {UOp::const_int(outputs)}, int64_t{0});
-  p.iterations = outputs * g.k;
+  p.iterations = outputs * g->k;
   p.work = 2 * p.iterations;  // a multiply and an add per term, as the loop nest counts them
   return p;
 }
@@ -105,23 +105,24 @@ UOpRef optimize_input(const UOpRef &ast, const Target &t) {
   return t.block ? block_columns(merged) : merged;
 }
 
-KernelSpec kernel_spec(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
-                       const Upcast *forced, const Target &t) {
-  KernelSpec p = passes(ast, name, std::move(buf_dtypes), forced, t);
-  p.vars = kernel_vars(ast);
+KernelSpec kernel_spec(const schedule::ScheduleItem &item, const Upcast *forced, const Target &t) {
+  std::vector<DType> buf_dtypes;
+  buf_dtypes.reserve(item.bufs.size());
+  for (auto &b : item.bufs) buf_dtypes.push_back(b->dtype);
+  KernelSpec p = passes(item.ast, item.name, std::move(buf_dtypes), item.gemm, forced, t);
+  p.vars = kernel_vars(item.ast);
   p.launch = plan_launch(p, t);
   return p;
 }
 
 namespace {
-KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes, const Upcast *forced,
-               const Target &t) {
+KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
+                  const std::shared_ptr<const schedule::GemmShape> &gemm, const Upcast *forced, const Target &t) {
   if (t_pass_log.log) t_pass_log.last_graph = nullptr;  // each kernel's first pass changes nothing
   log_pass(name, "schedule (AST)", [&] { return ast->str(); }, ast);
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  if (t.tensor_cores && !knobs::noopt())
-    if (const std::optional<schedule::GemmShape> g = schedule::gemm_shape(ast); g && g->in != DType::Float32)
-      return gemm_kernel(ast, *g, name, std::move(buf_dtypes));
+  if (t.tensor_cores && !knobs::noopt() && gemm && gemm->in != DType::Float32)
+    return gemm_kernel(ast, gemm, name, std::move(buf_dtypes));
   const UOpRef kernel = optimize_input(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
   const Upcast up = forced ? *forced : knobs::noopt() ? Upcast{} : optimize(kernel, t);

@@ -24,6 +24,7 @@
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "codegen/target.h"
+#include "schedule/schedule.h"
 #include "uop/pattern.h"
 
 namespace loom::codegen {
@@ -45,10 +46,9 @@ void set_pass_log(PassLog *log);  // this thread; nullptr stops
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
 UOpRef optimize_input(const UOpRef &ast, const Target &t = {});
 
-// buf_dtypes: the element dtype of each DEFINE_GLOBAL slot. `up`, when
-// given, replaces the optimize pass's choice (LOOM_BEAM's candidates, over
-// optimize_input(ast)).
-KernelSpec kernel_spec(const UOpRef &ast, const std::string &name, std::vector<DType> buf_dtypes,
-                       const Upcast *up = nullptr, const Target &t = {});
+// The program of one schedule item (its AST, name, buffers' dtypes and GEMM
+// shape). `up`, when given, replaces the optimize pass's choice (LOOM_BEAM's
+// candidates, over optimize_input(item.ast)).
+KernelSpec kernel_spec(const schedule::ScheduleItem &item, const Upcast *up = nullptr, const Target &t = {});
 
 }  // namespace loom::codegen

@@ -27,7 +27,7 @@ struct Target {
   bool reduce_tiles = true;
   bool beam = true;  // LOOM_BEAM may time other upcasts (the C target's candidates)
   Vectors vectors = Vectors::All;
-  // A canonical float16/bfloat16 GEMM kernel (schedule/gemm.h) becomes a
+  // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.
   bool tensor_cores = false;

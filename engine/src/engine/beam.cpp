@@ -116,7 +116,7 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
   std::vector<codegen::KernelSpec> programs;
   std::vector<runtime::KernelSource> sources;
   for (const codegen::Upcast &up : candidates) {
-    programs.push_back(codegen::kernel_spec(item.ast, item.name, dtypes, &up, dev.target()));
+    programs.push_back(codegen::kernel_spec(item, &up, dev.target()));
     sources.push_back(dev.source(programs.back()));
   }
   // Runtime scalars (the same for every candidate of one AST) hold 1 too.

@@ -209,10 +209,8 @@ TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {
         uop::UOp::make(uop::Op::Sort, DType::Int64, {x.uop()}, uop::ReduceArg{uop::Op::Max, {0}});
     const schedule::Schedule sched = schedule::create_schedule({sort});
     ASSERT_EQ(sched.items.size(), 1u);
-    std::vector<DType> dts;
-    for (auto &b : sched.items[0].bufs) dts.push_back(b->dtype);
-    const renderer::CudaKernel k = renderer::render_cuda(
-        codegen::kernel_spec(sched.items[0].ast, sched.items[0].name, dts, nullptr, renderer::cuda_target()));
+    const renderer::CudaKernel k =
+        renderer::render_cuda(codegen::kernel_spec(sched.items[0], nullptr, renderer::cuda_target()));
     EXPECT_EQ(k.blocks * k.threads >= 7, true);
     const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.source, "sort.cu", "sm_80");
     EXPECT_TRUE(r.ok) << r.log << k.source;

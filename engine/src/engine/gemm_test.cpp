@@ -84,7 +84,7 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
   ASSERT_EQ(names(s), std::vector<std::string>{"gemm_256_192_128"});
-  const auto g = schedule::gemm_shape(s.items[0].ast);
+  const std::shared_ptr<const schedule::GemmShape> g = s.items[0].gemm;
   ASSERT_TRUE(g);
   EXPECT_TRUE(g->batch.empty());
   EXPECT_EQ(std::vector<int64_t>({g->m, g->n, g->k}), std::vector<int64_t>({256, 192, 128}));
@@ -93,13 +93,21 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   // A transposed operand is still a matrix: read in place, column-major.
   const schedule::Schedule t = schedule::create_schedule({a.transpose(0, 1).matmul(a).uop()});
   ASSERT_EQ(names(t), std::vector<std::string>{"gemm_128_128_256"});
-  EXPECT_EQ(schedule::gemm_shape(t.items[0].ast)->a.row_stride, 1);
+  ASSERT_TRUE(t.items[0].gemm);
+  EXPECT_EQ(t.items[0].gemm->a.row_stride, 1);
+  // The same structure again comes from the schedule cache, its shape with it.
+  Tensor c = Tensor::randn({256, 128}).realize(), d = Tensor::randn({128, 192}).realize();
+  const schedule::Schedule again = schedule::create_schedule({c.matmul(d).uop()});
+  ASSERT_TRUE(again.cached);
+  ASSERT_EQ(again.items.size(), 1u);
+  EXPECT_EQ(again.items[0].gemm, g);
 }
 
 TEST(GemmSplit, SmallReductionsStayOneKernel) {
   Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.matmul(b).relu().uop()});
   EXPECT_EQ(names(s), std::vector<std::string>{"r_16_16"});
+  EXPECT_FALSE(s.items[0].gemm);  // a GEMM fused with its epilogue is no canonical one
   // A sum of squares reads both factors along every axis: not a GEMM at any size.
   Tensor x = Tensor::randn({512, 512}).realize();
   EXPECT_EQ(names(schedule::create_schedule({(x * x).sum({1}).uop()})), std::vector<std::string>{"r_512_1"});
@@ -116,7 +124,8 @@ TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
   // the GEMM per image (weights 64 x 216, broadcast over the batch), the bias.
   EXPECT_EQ(std::vector<std::string>(n.end() - 3, n.end()),
             std::vector<std::string>({"pack_8_216_961", "gemm_8_64_961_216", "E_8_64_31_31"}));
-  const auto g = schedule::gemm_shape(s.items[s.items.size() - 2].ast);
+  for (size_t i = 0; i < s.items.size(); i++) EXPECT_EQ(bool(s.items[i].gemm), i == s.items.size() - 2) << n[i];
+  const std::shared_ptr<const schedule::GemmShape> g = s.items[s.items.size() - 2].gemm;
   ASSERT_TRUE(g);
   EXPECT_EQ(g->batch, std::vector<int64_t>{8});
   EXPECT_EQ(g->a.batch_strides, std::vector<int64_t>{0});

@@ -26,9 +26,7 @@ using testing::no_opt;
 codegen::KernelSpec program_of(const Tensor &t) {
   const schedule::Schedule s = schedule::create_schedule({t.uop()});
   EXPECT_EQ(s.items.size(), 1u);
-  std::vector<DType> dts;
-  for (auto &b : s.items[0].bufs) dts.push_back(b->dtype);
-  return codegen::kernel_spec(s.items[0].ast, s.items[0].name, dts);
+  return codegen::kernel_spec(s.items[0]);
 }
 
 std::vector<int64_t> loop_sizes(const codegen::KernelSpec &p) {

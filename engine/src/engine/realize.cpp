@@ -22,7 +22,6 @@
 #include "renderer/c_renderer.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
-#include "schedule/gemm.h"
 #include "schedule/schedule.h"
 #include "shape/pool.h"
 #include "uop/node_map.h"
@@ -75,12 +74,11 @@ std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
 
 std::atomic<bool> g_extern{knobs::extern_gemm()};
 
-// A canonical GEMM (schedule/gemm.h) runs on the device's extern GEMM when
+// A canonical GEMM (schedule/gemm_shape.h) runs on the device's extern GEMM when
 // there is one for it and LOOM_EXTERN is not 0: that program, else null.
 std::shared_ptr<const runtime::Program> extern_program(const schedule::ScheduleItem &item) {
   if (!g_extern.load()) return nullptr;
-  const std::optional<schedule::GemmShape> g = schedule::gemm_shape(item.ast);
-  return g ? runtime::default_device().extern_gemm(*g) : nullptr;
+  return item.gemm ? runtime::default_device().extern_gemm(*item.gemm) : nullptr;
 }
 
 // A kernel ready to run: the extern program where there is one, every other
@@ -93,7 +91,7 @@ std::shared_ptr<Kernel> build_kernel(const schedule::ScheduleItem &item) {
   k->compiled = extern_program(item);
   const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
   trace::PassCapture passes;
-  k->program = codegen::kernel_spec(item.ast, item.name, dtypes, up ? &*up : nullptr, dev.target());
+  k->program = codegen::kernel_spec(item, up ? &*up : nullptr, dev.target());
   if (trace::on()) trace::kernel_lowered(item.ast, item.name, passes.take(), k->compiled ? k->compiled->library() : nullptr);
   return k;
 }
@@ -275,7 +273,7 @@ std::vector<std::string> cache_files(const std::vector<uop::UOpRef> &outputs) {
   std::vector<std::string> out;
   runtime::Device &dev = runtime::default_device();
   for (auto &item : schedule::create_schedule(outputs).items)
-    out.push_back(dev.cache_file(dev.source(codegen::kernel_spec(item.ast, item.name, buf_dtypes(item), nullptr, dev.target()))));
+    out.push_back(dev.cache_file(dev.source(codegen::kernel_spec(item, nullptr, dev.target()))));
   return out;
 }
 
@@ -296,9 +294,8 @@ std::string bound_str(const schedule::ScheduleItem &item) {
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {
-    const codegen::KernelSpec p = codegen::kernel_spec(item.ast, item.name, buf_dtypes(item));
-    const renderer::CudaKernel cuda = renderer::render_cuda(
-        codegen::kernel_spec(item.ast, item.name, buf_dtypes(item), nullptr, renderer::cuda_target()));
+    const codegen::KernelSpec p = codegen::kernel_spec(item);
+    const renderer::CudaKernel cuda = renderer::render_cuda(codegen::kernel_spec(item, nullptr, renderer::cuda_target()));
     RenderedKernel k{item.name, item.ast->str(), codegen::program_str(p), renderer::render_c(p), cuda.source,
                      bound_str(item), cuda.blocks, cuda.threads, {}, ""};
     for (auto &b : item.bufs)

@@ -76,7 +76,7 @@ TEST(PassLog, LowerChangesNodesAndNamesTheRulesThatFired) {
   ASSERT_EQ(s.items.size(), 1u);
   codegen::PassLog log;
   codegen::set_pass_log(&log);
-  codegen::kernel_spec(s.items[0].ast, s.items[0].name, {DType::Float32, DType::Float32});
+  codegen::kernel_spec(s.items[0]);
   codegen::set_pass_log(nullptr);
   ASSERT_GE(log.size(), 3u);
   EXPECT_EQ(log.front().pass, "schedule (AST)");

@@ -2,7 +2,7 @@
 
 #include "loom/error.h"
 #include "renderer/c_library.h"
-#include "schedule/gemm.h"
+#include "schedule/gemm_shape.h"
 #include "uop/graph.h"
 
 namespace loom::renderer {
@@ -115,7 +115,7 @@ CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
     const int64_t lines = trip(p.global_range);
     return {render_sort(p), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
   }
-  const std::optional<schedule::GemmShape> g = schedule::gemm_shape(p.library);
+  const std::shared_ptr<const schedule::GemmShape> &g = p.gemm;
   LOOM_CHECK(g && g->in != DType::Float32, "unknown library kernel " + p.name);
   const int64_t tiles = (g->m + 63) / 64 * ((g->n + 31) / 32) * shape::prod(g->batch);
   return {render_gemm(p, *g), tiles, 128};

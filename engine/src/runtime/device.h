@@ -10,7 +10,7 @@
 
 #include "codegen/linearize.h"
 #include "codegen/pipeline.h"
-#include "schedule/gemm.h"
+#include "schedule/gemm_shape.h"
 
 namespace loom::runtime {
 
@@ -73,7 +73,7 @@ class Device {
                                                               CompileStats &stats) = 0;
   // Where a kernel's compiled program is cached on disk ("" without a disk cache).
   virtual std::string cache_file(const KernelSource &kernel) = 0;
-  // A library program for a canonical GEMM kernel (schedule/gemm.h) taking
+  // A library program for a canonical GEMM kernel (schedule/gemm_shape.h) taking
   // the same buffers, or nullptr where the device has none for it.
   virtual std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &) { return nullptr; }
 };

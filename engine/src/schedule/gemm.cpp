@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -399,8 +398,11 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   return o;
 }
 
-}  // namespace
-
+// The GEMM a kernel AST is, when it is the canonical form: SINK(STORE(row-major
+// [batch..., m, n], VIEW(REDUCE_AXIS(ADD over k, MUL(VIEW(A), VIEW(B)))))) over
+// the shape [batch..., m, k, n], A not depending on n, B not on m, both one
+// unmasked view (of halves: CAST to float32 of the views, and the stored
+// value maybe CAST back). A plain matmul's kernel is one.
 std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   if (ast->op != Op::Sink || ast->src.size() != 1) return std::nullopt;
   const UOpRef &store = ast->src[0];
@@ -433,23 +435,7 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   return std::nullopt;
 }
 
-std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_t cols) {
-  if (o.row_stride < 0 || o.col_stride < 0 || o.offset < 0) return std::nullopt;
-  BlasMatrix m;
-  int64_t lead = 0;
-  if (o.col_stride == 1 && (rows == 1 || o.row_stride >= cols)) {
-    lead = rows == 1 ? cols : o.row_stride;
-  } else if (o.row_stride == 1 && (cols == 1 || o.col_stride >= rows)) {
-    m.transposed = true;
-    lead = cols == 1 ? rows : o.col_stride;
-  } else {
-    return std::nullopt;
-  }
-  lead = std::max<int64_t>(lead, 1);
-  if (lead > INT_MAX) return std::nullopt;
-  m.ld = static_cast<int>(lead);
-  return m;
-}
+}  // namespace
 
 int64_t set_gemm_min_macs(int64_t macs) {
   const int64_t old = g_min_macs.exchange(macs);
@@ -461,6 +447,11 @@ int64_t gemm_min_macs() { return g_min_macs.load(); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits
+}
+
+void mark_gemms(Schedule &sched) {
+  for (ScheduleItem &item : sched.items)
+    if (std::optional<GemmShape> g = gemm_shape(item.ast)) item.gemm = std::make_shared<const GemmShape>(std::move(*g));
 }
 
 }  // namespace loom::schedule

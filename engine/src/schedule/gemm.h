@@ -8,7 +8,7 @@
 //   - a pack kernel per operand that is not already a strided matrix (a
 //     convolution's windows, a fused prologue, a gradient read transposed):
 //     its values in a row-major scratch buffer,
-//   - one canonical GEMM kernel (gemm_shape() matches it), which the engine
+//   - one canonical GEMM kernel (its item carries its GemmShape), which the engine
 //     runs as generated code or hands to the device's extern GEMM,
 //   - an epilogue kernel, the rest of the original kernel reading the GEMM's
 //     result, when the kernel computes more than the sum.
@@ -17,49 +17,14 @@
 #include <optional>
 #include <vector>
 
+#include "schedule/gemm_shape.h"
 #include "schedule/schedule.h"
 
 namespace loom::schedule {
 
-// One operand of a canonical GEMM: element strides of its buffer (slot) for
-// each batch axis and for its rows and columns (A: rows x, columns k;
-// B: rows k, columns y). A batch stride of 0 broadcasts the operand.
-struct GemmOperand {
-  int64_t slot = 0, offset = 0;
-  std::vector<int64_t> batch_strides;
-  int64_t row_stride = 0, col_stride = 0;
-};
-
-// The canonical GEMM kernel: C (slot 0, row-major [batch..., m, n]) =
-// A [batch..., m, k] times B [batch..., k, n], summed in float32. The
-// operands are float32, or both float16 or both bfloat16 buffers widened to
-// float32 as they are read (`in`); C is float32 or, with half operands,
-// rounded to their dtype (`out`). split_gemms makes float32 ones only; a half
-// one is a matmul of halves.
-struct GemmShape {
-  std::vector<int64_t> batch;
-  int64_t m = 0, n = 0, k = 0;
-  GemmOperand a, b;
-  DType in = DType::Float32, out = DType::Float32;
-};
-
-// The GEMM a kernel AST is, when it is the canonical form: SINK(STORE(row-major
-// [batch..., m, n], VIEW(REDUCE_AXIS(ADD over k, MUL(VIEW(A), VIEW(B)))))) over
-// the shape [batch..., m, k, n], A not depending on n, B not on m, both one
-// unmasked view (of halves: CAST to float32 of the views, and the stored
-// value maybe CAST back). A plain matmul's kernel is one.
-std::optional<GemmShape> gemm_shape(const UOpRef &ast);
-
-// How a BLAS call reads a rows x cols operand of a row-major GEMM: as
-// stored when its columns are unit-stride, through its transpose when its
-// rows are, with the other stride as the leading dimension. nullopt when
-// neither is unit-stride, a stride or the offset is negative, or the leading
-// dimension is under the stored matrix's width or past 2^31 - 1.
-struct BlasMatrix {
-  bool transposed = false;
-  int ld = 1;
-};
-std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_t cols);
+// Sets ScheduleItem::gemm on each item whose AST is a canonical GEMM (after
+// the splitting passes: a split's GEMM item and an unsplit matmul alike).
+void mark_gemms(Schedule &sched);
 
 // Replaces each large GEMM-shaped item of `sched` by its pack, GEMM and
 // epilogue items; their scratch buffers join `sched.transient`. Off under

@@ -330,7 +330,7 @@ std::shared_ptr<ScheduleTemplate> build(const std::vector<UOpRef> &order, const 
 void template_items(const Schedule &sched, Slots &slots, size_t nodes, ScheduleTemplate &tmpl) {
   tmpl.items.reserve(sched.items.size());
   for (auto &item : sched.items) {
-    ScheduleTemplate::Item t{item.ast, item.name, {}, {}, item.shifts};
+    ScheduleTemplate::Item t{item.ast, item.name, {}, {}, item.shifts, item.gemm};
     for (auto &b : item.bufs) {
       auto [slot, fresh] = slots.buffer.insert(b.get());
       if (fresh) {
@@ -387,7 +387,7 @@ void instantiate(const ScheduleTemplate &tmpl, const std::vector<const UOpRef *>
     }
   sched.items.reserve(tmpl.items.size());
   for (auto &t : tmpl.items) {
-    ScheduleItem item{t.ast, {}, {}, t.shifts, t.name};
+    ScheduleItem item{t.ast, {}, {}, t.shifts, t.name, t.gemm};
     item.bufs.reserve(t.slots.size());
     item.vars.reserve(t.vars.size());
     for (int64_t s : t.slots) item.bufs.push_back(s >= 0 ? buffer_at(s) : fresh[static_cast<size_t>(~s)]);
@@ -461,7 +461,7 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //   cut         realize points and one kernel per realized node (build), or,
 //               for a structure scheduled before, the schedule cache's
 //               template over this graph's buffers and scalars (instantiate:
-//               its kernels split already, the two passes below skipped)
+//               its kernels split and marked already, the three passes below skipped)
 //   results     each output as a view of its buffer
 //   lifetimes   intermediates no one can ask for become transient (decided
 //               once per cached structure and reference counts; a decision
@@ -469,6 +469,7 @@ void collect_results(const std::vector<UOpRef> &raw_outputs, const std::vector<U
 //               of the transient buffers)
 //   gemms       large float32 GEMMs split into packs, a GEMM and an epilogue
 //   reductions  long reductions with few outputs split in two
+//   mark gemms  each canonical GEMM kernel's shape on its item
 Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   const UOpRef raw_sink = UOp::make(Op::Sink, DType::Bool, raw_outputs);
   std::vector<const UOpRef *> order = uop::toposort_refs(raw_sink);
@@ -527,6 +528,7 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
     log_pass("gemms", sched);
     split_reductions(sched);
     log_pass("reductions", sched);
+    mark_gemms(sched);
     template_items(sched, slots, order.size(), *built);
     store_template(key, std::move(built), std::move(refs));
   }

@@ -16,6 +16,7 @@ namespace loom::schedule {
 using uop::UOpRef;
 
 struct Explanation;  // schedule/explain.h
+struct GemmShape;    // schedule/gemm_shape.h
 
 struct ScheduleItem {
   // SINK(STORE(DEFINE_GLOBAL 0, value)): value is a graph over VIEW(DEFINE_GLOBAL k),
@@ -28,6 +29,8 @@ struct ScheduleItem {
   // Per slot: the elements a launch moves the buffer's pointer by (schedule/offsets.h).
   shape::PoolVector<int64_t> shifts;
   std::string name;  // from structure: "E_" elementwise, "r_" reduce, "s_" scan, "sort_", "w_" stores
+  // The canonical GEMM the AST is (set by mark_gemms, schedule/gemm.h); null for any other kernel.
+  std::shared_ptr<const GemmShape> gemm;
 };
 
 struct Schedule {

@@ -23,6 +23,8 @@
 
 namespace loom::schedule {
 
+struct GemmShape;  // schedule/gemm_shape.h
+
 using uop::UOpRef;
 
 struct Explanation;  // schedule/explain.h
@@ -62,6 +64,7 @@ struct ScheduleTemplate {
     std::vector<int64_t> slots;
     std::vector<int64_t> vars;  // per DEFINE_VAR slot: the position of its runtime scalar
     shape::PoolVector<int64_t> shifts;  // ScheduleItem::shifts (the key fixes the views' offsets)
+    std::shared_ptr<const GemmShape> gemm;  // ScheduleItem::gemm
   };
   struct Realized {
     int64_t position;  // of the node that gets a buffer

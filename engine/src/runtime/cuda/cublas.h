@@ -1,6 +1,6 @@
 // The CUDA device's extern GEMM: cuBLAS's cublasGemmStridedBatchedEx,
 // loaded from libcublas with dlopen on first use (no link-time dependency,
-// no CUDA headers). A canonical GEMM (schedule/gemm.h) is row-major,
+// no CUDA headers). A canonical GEMM (schedule/gemm_shape.h) is row-major,
 // C = A B; cuBLAS is column-major, so the call computes C^T = B^T A^T:
 // cuBLAS's first operand is loom's B, its second loom's A, and its m and n
 // are loom's n and m. float32 GEMMs compute in float32 without TF32 (as torch
