@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-order=(knobs dtype shape uop schedule codegen renderer runtime engine tensor autograd nn)
+order=(knobs dtype shape uop schedule codegen renderer runtime engine jit tensor autograd nn)
 status=0
 for ((i = 0; i < ${#order[@]}; i++)); do
   stage=${order[i]}

@@ -1,23 +1,13 @@
 #include "engine/capture.h"
 
-#include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "runtime/device.h"
 
 namespace loom::engine {
 
 namespace {
-
 thread_local Capture *g_capture = nullptr;
-
-
-std::string describe(const ReplayGraph::Slot &s) {
-  return "buffer " + std::to_string(s.buffer_id) + " (" + dtype_name(s.dtype) + ", " + std::to_string(s.size) +
-         " elements)";
-}
-
 }  // namespace
 
 CaptureScope::CaptureScope(Capture &capture) : prev_(g_capture) { g_capture = &capture; }
@@ -25,6 +15,10 @@ CaptureScope::~CaptureScope() { g_capture = prev_; }
 
 void record_launch(const ExecItem &item) {
   if (g_capture) g_capture->steps.push_back({item, {}});
+}
+
+void record_host_step(const HostStep &step) {
+  if (g_capture) g_capture->steps.push_back({std::nullopt, step});
 }
 
 void write_buffer(uop::Buffer &buf, const void *host, size_t bytes) {
@@ -121,155 +115,6 @@ void capture_refill(const std::shared_ptr<uop::Buffer> &buf, std::function<void(
 
 void capture_check(const std::shared_ptr<uop::Buffer> &buf, std::function<void(uop::Buffer &)> check) {
   if (g_capture) g_capture->steps.push_back({std::nullopt, {buf, std::move(check), false}});
-}
-
-ReplayGraph::ReplayGraph(Capture &&capture, const Classify &kind_of) : steps_(std::move(capture.steps)) {
-  std::map<const uop::Buffer *, int> index;
-  std::vector<std::shared_ptr<uop::Buffer>> captured;
-  auto slot = [&](const std::shared_ptr<uop::Buffer> &b, int64_t step) {
-    auto [it, fresh] = index.insert({b.get(), static_cast<int>(slots_.size())});
-    if (fresh) {
-      Slot s;
-      s.dtype = b->dtype;
-      s.size = b->size;
-      s.buffer_id = b->id;
-      s.first = step;
-      slots_.push_back(s);
-      captured.push_back(b);
-    }
-    slots_[it->second].last = step;
-    return it->second;
-  };
-  for (size_t i = 0; i < steps_.size(); i++) {
-    Step &st = steps_[i];
-    std::vector<int> ids;
-    if (st.kernel) {
-      for (auto &b : st.kernel->bufs) ids.push_back(slot(b, static_cast<int64_t>(i)));
-      st.kernel->release.clear();  // planned memory is the graph's; fresh buffers are the caller's
-    } else {
-      ids.push_back(slot(st.host.buf, static_cast<int64_t>(i)));
-    }
-    step_slots_.push_back(std::move(ids));
-  }
-  index_.assign(index.begin(), index.end());
-
-  std::vector<long> refs(slots_.size(), 1);  // from `captured`, then from the steps
-  for (auto &ids : step_slots_)
-    for (int s : ids) refs[static_cast<size_t>(s)]++;
-  std::vector<int> planned;
-  for (size_t s = 0; s < slots_.size(); s++) {
-    slots_[s].kind = kind_of(captured[s], captured[s].use_count() > refs[s]);
-    if (slots_[s].kind == SlotKind::External) slots_[s].external = captured[s];
-    if (slots_[s].kind == SlotKind::Planned) planned.push_back(static_cast<int>(s));
-  }
-  // Planned slots live at offsets in one arena: largest first, each at the
-  // lowest offset clear of every placed slot whose lifetime (first to last
-  // step) overlaps its own (greedy by size).
-  auto bytes_of = [&](int s) {
-    const Slot &sl = slots_[static_cast<size_t>(s)];
-    return (std::max<int64_t>(1, sl.size * static_cast<int64_t>(itemsize(sl.dtype))) + 63) / 64 * 64;
-  };
-  std::stable_sort(planned.begin(), planned.end(), [&](int a, int b) { return bytes_of(a) > bytes_of(b); });
-  std::vector<int64_t> offset(slots_.size(), 0);
-  std::vector<int> placed;
-  for (int s : planned) {
-    const Slot &sl = slots_[static_cast<size_t>(s)];
-    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of overlapping lifetimes
-    for (int p : placed) {
-      const Slot &o = slots_[static_cast<size_t>(p)];
-      if (o.first <= sl.last && sl.first <= o.last) taken.push_back({offset[p], offset[p] + bytes_of(p)});
-    }
-    std::sort(taken.begin(), taken.end());
-    int64_t at = 0;
-    for (auto [begin, end] : taken) {
-      if (at + bytes_of(s) <= begin) break;
-      at = std::max(at, end);
-    }
-    offset[s] = at;
-    placed.push_back(s);
-    intermediate_bytes_ += bytes_of(s);
-    planned_bytes_ = std::max(planned_bytes_, at + bytes_of(s));
-  }
-  // The least any plan needs: the most bytes live at one step.
-  std::vector<int64_t> live(steps_.size() + 1, 0);
-  for (int s : planned) {
-    live[static_cast<size_t>(slots_[static_cast<size_t>(s)].first)] += bytes_of(s);
-    live[static_cast<size_t>(slots_[static_cast<size_t>(s)].last) + 1] -= bytes_of(s);
-  }
-  for (int64_t i = 0, acc = 0; i < static_cast<int64_t>(steps_.size()); i++)
-    peak_live_bytes_ = std::max(peak_live_bytes_, acc += live[static_cast<size_t>(i)]);
-  if (!planned.empty()) {
-    std::shared_ptr<void> arena = allocate_tracked(static_cast<size_t>(planned_bytes_));
-    for (int s : planned) {
-      Slot &sl = slots_[static_cast<size_t>(s)];
-      sl.owned = uop::Buffer::create(sl.dtype, sl.size);
-      sl.owned->mem = std::shared_ptr<void>(arena, static_cast<std::byte *>(arena.get()) + offset[s]);
-    }
-  }
-  // Drop the capture's references: the steps name slots from here on.
-  for (auto &st : steps_) {
-    if (st.kernel)
-      for (auto &b : st.kernel->bufs) b.reset();
-    else
-      st.host.buf.reset();
-  }
-}
-
-int ReplayGraph::slot_of(const uop::Buffer *captured) const {
-  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(captured, -1));
-  return it != index_.end() && it->first == captured ? it->second : -1;
-}
-
-size_t ReplayGraph::kernels() const {
-  return static_cast<size_t>(std::count_if(steps_.begin(), steps_.end(), [](const Step &s) { return s.kernel; }));
-}
-
-void ReplayGraph::replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who,
-                         const std::vector<std::pair<int64_t, double>> &scalars) {
-  LOOM_CHECK(bound.size() == slots_.size(), "ReplayGraph::replay: one binding per slot");
-  for (size_t s = 0; s < slots_.size(); s++) {
-    const Slot &sl = slots_[s];
-    switch (sl.kind) {
-      case SlotKind::Bound:
-        LOOM_CHECK(bound[s] && bound[s]->dtype == sl.dtype && bound[s]->size == sl.size,
-                   "ReplayGraph::replay: a bound buffer does not match its slot");
-        break;
-      case SlotKind::Fresh: bound[s] = uop::Buffer::create(sl.dtype, sl.size); break;
-      case SlotKind::Planned: bound[s] = sl.owned; break;
-      case SlotKind::External:
-        bound[s] = sl.external.lock();
-        if (!bound[s])
-          throw Error(who + ": the capture reads " + describe(sl) +
-                      ", which no tensor holds any more (it was freed or replaced since the capture); "
-                      "capture again (Jit::reset) after changing tensors the function reads");
-        break;
-    }
-  }
-  std::vector<ExecItem> batch;
-  auto flush = [&] {
-    if (!batch.empty()) run(batch);
-    batch.clear();
-  };
-  for (size_t i = 0; i < steps_.size(); i++) {
-    Step &st = steps_[i];
-    const std::vector<int> &ids = step_slots_[i];
-    if (st.kernel) {
-      ExecItem e = *st.kernel;
-      for (size_t k = 0; k < ids.size(); k++) e.bufs[k] = bound[static_cast<size_t>(ids[k])];
-      for (size_t j = 0; j < e.params.size(); j++)
-        if (const int64_t tag = e.params[j]->arg_as<uop::Param>().tag)
-          for (const auto &[t, value] : scalars)
-            if (t == tag) e.vars[j] = uop::param_bits(e.params[j]->dtype, uop::make_param(e.params[j]->dtype, value));
-      batch.push_back(std::move(e));
-    } else {
-      flush();
-      const std::shared_ptr<uop::Buffer> &b = bound[static_cast<size_t>(ids[0])];
-      st.host.fn(*b);
-      // A replay inside another capture: its host steps are that capture's too.
-      if (g_capture) g_capture->steps.push_back({std::nullopt, {b, st.host.fn, st.host.writes}});
-    }
-  }
-  flush();
 }
 
 }  // namespace loom::engine

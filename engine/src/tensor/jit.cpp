@@ -1,8 +1,8 @@
 // loom::Jit (loom/jit.h): the Tensor side of capture and replay. The engine
-// records the steps (engine/capture.h); this file decides what each buffer of
-// a capture is on replay — an input, a tensor updated in place (and its
-// .grad), an output, the capture's own memory, or a buffer read as captured —
-// and moves tensors onto the buffers a replay wrote.
+// records the steps (engine/capture.h) and jit/ replays them, deciding each
+// buffer's role from the buffers the call's tensors held (jit/roles.h); this
+// file finds those tensors — the inputs, the tensors updated in place (and
+// their .grad), the outputs — and moves them onto the buffers a replay wrote.
 #include "loom/jit.h"
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "engine/capture.h"
+#include "jit/kernel_text.h"
+#include "jit/roles.h"
 #include "knobs/knobs.h"
 #include "tensor/impl.h"
 #include "tensor/ops_util.h"
@@ -77,38 +79,6 @@ std::string layout_str(const Tensor &t) {
          std::to_string(t.storage_offset());
 }
 
-// A kernel's AST as text with its constants apart, so kernels of two calls
-// compare without holding their graphs (which would keep lazy nodes alive).
-struct KernelText {
-  std::string name, structure;
-  std::vector<double> constants;
-};
-KernelText kernel_text(const engine::ExecItem &e) {
-  KernelText k{e.name, {}, {}};
-  std::unordered_map<const UOp *, size_t> ids;
-  for (const UOpRef &u : uop::toposort(e.ast)) {
-    ids.emplace(u.get(), ids.size());
-    k.structure += std::to_string(static_cast<int>(u->op)) + ":" + std::to_string(static_cast<int>(u->dtype));
-    for (auto &s : u->src) k.structure += "," + std::to_string(ids.at(s.get()));
-    if (u->op == Op::Const) k.constants.push_back(u->const_value());
-    else k.structure += " " + uop::arg_str(u->arg);
-    k.structure += ";";
-  }
-  // Runtime scalars: the values the launch binds, but a scalar input's (tagged: bound on every replay).
-  for (const UOpRef &p : e.params)
-    if (!p->arg_as<uop::Param>().tag) k.constants.push_back(p->const_value());
-  for (int64_t s : e.shifts) k.constants.push_back(static_cast<double>(s));  // and where views start
-  return k;
-}
-
-bool same_number(double a, double b) { return a == b || (a != a && b != b); }
-
-std::string num(double v) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.9g", v);
-  return s;
-}
-
 // Tags no other Jit's scalars use.
 int64_t reserve_tags(size_t n) {
   static std::atomic<int64_t> next{1};
@@ -130,7 +100,7 @@ struct Jit::Impl {
   int64_t calls = 0;
   size_t n_tensors = 0, n_scalars = 0, n_baked = 0;
   std::vector<double> baked;
-  std::vector<KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
+  std::vector<jit::KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
   bool retried = false;                   // a capture was retried (see capture())
   std::vector<bool> input_updated;        // per input: call 1 updated it in place
 
@@ -155,7 +125,7 @@ struct Jit::Impl {
     UOpRef value;
     shape::ShapeTracker st;
   };
-  std::optional<engine::ReplayGraph> graph;
+  std::optional<jit::ReplayGraph> graph;
   std::vector<Input> inputs;
   int64_t first_tag = 0;  // scalar input i is the runtime scalar tagged first_tag + i (uop::Param)
   std::vector<State> states;
@@ -176,10 +146,16 @@ struct Jit::Impl {
   struct CaptureRun;
   void record_inputs(CaptureRun &c);
   void run_recorded(CaptureRun &c, const std::vector<Tensor> &given, const JitArgs &args);
-  void check_baked_numbers(const engine::Capture &cap);
   bool find_states(CaptureRun &c);  // false: capture again on the next call (see retried)
   void build_graph(CaptureRun &c);
   std::vector<Tensor> replay(const std::vector<Tensor> &given, const std::vector<double> &s);
+  // A replay's updated tensors and where each one's new value goes (null: the out slot's buffer).
+  struct StateHomes {
+    std::vector<ImplPtr> impls;
+    std::vector<BufferPtr> homes;
+  };
+  StateHomes bind_states(const std::vector<Tensor> &t, std::vector<BufferPtr> &bound);
+  void move_states(const StateHomes &h, const std::vector<BufferPtr> &bound);
   void check_outputs(const std::vector<Tensor> &outs) const;
 };
 
@@ -200,9 +176,9 @@ void Jit::Impl::check_counts(const std::vector<Tensor> &t, const std::vector<dou
   expect("scalars", n_scalars, s.size());
   expect("baked values", n_baked, b.size());
   for (size_t i = 0; i < b.size(); i++)
-    if (!same_number(b[i], baked[i]))
-      throw Error(who() + ": baked value " + std::to_string(i) + " was " + num(baked[i]) + " when captured and is " +
-                  num(b[i]) + " now; a value that changes between calls must be passed as a scalar");
+    if (!jit::same_number(b[i], baked[i]))
+      throw Error(who() + ": baked value " + std::to_string(i) + " was " + jit::number_str(baked[i]) +
+                  " when captured and is " + jit::number_str(b[i]) + " now; a value that changes between calls must be passed as a scalar");
 }
 
 // Each scalar input as a 0-d float64 runtime scalar of its own tag: kernels
@@ -252,9 +228,9 @@ std::vector<Tensor> Jit::Impl::prepare(const std::vector<Tensor> &given) {
 // One capture's working state, from the call to the replay graph.
 struct Jit::Impl::CaptureRun {
   std::vector<Tensor> t;  // the tensors the function got (prepare())
-  int64_t first_new = 0;  // buffers with this id or higher were made by the call
-  // The inputs as the call gets them (the function may update them).
-  std::vector<BufferPtr> input_bufs;
+  // The buffers of the call's tensors: the inputs as the call gets them (the
+  // function may update them), the updated tensors', the outputs'.
+  jit::CallBuffers call;
   std::unordered_map<const uop::Buffer *, int> role_input;  // buffer -> input
   // The tensors the call updates, with the buffer and layout of their value
   // before the first update (not the value node itself: holding it would make
@@ -268,22 +244,17 @@ struct Jit::Impl::CaptureRun {
   std::vector<Seen> seen;
   engine::Capture cap;
   std::vector<Tensor> outs;
-  std::unordered_map<const uop::Buffer *, char> bound;  // buffers bound on replay: 'b' bound, 'f' fresh
-  struct StateBuffers {
-    BufferPtr in, out, grad;
-  };
-  std::vector<StateBuffers> state_bufs;
 };
 
 void Jit::Impl::record_inputs(CaptureRun &c) {
   inputs.assign(c.t.size(), Input{});
   for (size_t i = 0; i < c.t.size(); i++) {
-    c.input_bufs.push_back(buffer_of(c.t[i].uop()));
+    const BufferPtr &b = c.call.inputs.emplace_back(buffer_of(c.t[i].uop()));
     Input &in = inputs[i];
     in.st = tracker_of(c.t[i].uop());
-    in.dtype = c.input_bufs[i]->dtype;
-    in.buffer_size = c.input_bufs[i]->size;
-    if (auto [it, fresh] = c.role_input.emplace(c.input_bufs[i].get(), static_cast<int>(i)); !fresh)
+    in.dtype = b->dtype;
+    in.buffer_size = b->size;
+    if (auto [it, fresh] = c.role_input.emplace(b.get(), static_cast<int>(i)); !fresh)
       in.same_as = it->second;
   }
 }
@@ -322,28 +293,7 @@ void Jit::Impl::run_recorded(CaptureRun &c, const std::vector<Tensor> &given, co
                 "is passed as itself)");
 }
 
-// A number baked into a kernel that changed since call 1 would stay at its
-// captured value on every replay.
-void Jit::Impl::check_baked_numbers(const engine::Capture &cap) {
-  std::vector<KernelText> now;
-  for (auto &st : cap.steps)
-    if (st.kernel) now.push_back(kernel_text(*st.kernel));
-  if (now.size() == first_kernels.size())
-    for (size_t i = 0; i < now.size(); i++) {
-      const KernelText &a = first_kernels[i], &b = now[i];
-      if (a.structure != b.structure) continue;
-      size_t c = 0;
-      while (c < a.constants.size() && same_number(a.constants[c], b.constants[c])) c++;
-      if (c == a.constants.size()) continue;
-      throw Error(who() + ": the number " + num(a.constants[c]) + " in kernel " + b.name + " on call 1 is " +
-                  num(b.constants[c]) + " on call 2; a value that changes between calls must be passed as a "
-                  "scalar, or it stays baked into the capture");
-    }
-  first_kernels.clear();
-}
-
 bool Jit::Impl::find_states(CaptureRun &c) {
-  for (auto &b : c.input_bufs) c.bound[b.get()] = 'b';
   states.clear();
   for (CaptureRun::Seen &sn : c.seen) {
     if (!sn.in && !retried) {
@@ -357,7 +307,7 @@ bool Jit::Impl::find_states(CaptureRun &c) {
     }
     if (!sn.in) continue;
     const BufferPtr &in = sn.in;
-    if (in->id >= c.first_new) continue;  // made by the call itself
+    if (in->id >= c.call.first_new) continue;  // made by the call itself
     LOOM_CHECK(direct_buffer_view(sn.impl->uop), "Jit: an updated tensor was not realized");
     State st;
     st.impl = sn.impl;
@@ -365,62 +315,46 @@ bool Jit::Impl::find_states(CaptureRun &c) {
     st.out_st = tracker_of(sn.impl->uop);
     st.versions = (sn.impl->version ? *sn.impl->version : 0) - sn.version;
     if (auto it = c.role_input.find(in.get()); it != c.role_input.end()) st.arg = it->second;
-    CaptureRun::StateBuffers sb{in, buffer_of(sn.impl->uop), nullptr};
-    c.bound[in.get()] = 'b';
-    if (sb.out != in) c.bound[sb.out.get()] = 'f';
+    jit::CallBuffers::Update u{in, buffer_of(sn.impl->uop), nullptr};
     const std::shared_ptr<TensorImpl> holder = grad_holder(sn.impl);
-    if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= c.first_new) {
-      sb.grad = buffer_of(holder->grad->uop);
+    if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= c.call.first_new) {
+      u.grad = buffer_of(holder->grad->uop);
       st.grad_st = tracker_of(holder->grad->uop);
       st.grad_holder = holder;
-      c.bound.emplace(sb.grad.get(), 'f');
     }
     states.push_back(st);
-    c.state_bufs.push_back(sb);
+    c.call.updates.push_back(std::move(u));
   }
   outputs.assign(c.outs.size(), Output{});
   for (size_t i = 0; i < c.outs.size(); i++) {
     if (root_of(c.outs[i].uop())->op != Op::Buffer) {
       outputs[i].value = c.outs[i].uop();  // a constant
+      c.call.outputs.push_back(nullptr);
       continue;
     }
     outputs[i].st = tracker_of(c.outs[i].uop());
-    c.bound.emplace(buffer_of(c.outs[i].uop()).get(), 'f');
+    c.call.outputs.push_back(buffer_of(c.outs[i].uop()));
   }
   return true;
 }
 
 void Jit::Impl::build_graph(CaptureRun &c) {
   c.seen.clear();  // drops the values before the updates
-  std::optional<std::string> kept;
-  auto kind_of = [&](const BufferPtr &b, bool held_outside) {
-    if (auto it = c.bound.find(b.get()); it != c.bound.end())
-      return it->second == 'b' ? engine::SlotKind::Bound : engine::SlotKind::Fresh;
-    if (b->id < c.first_new) return engine::SlotKind::External;
-    if (held_outside && !kept)
-      kept = "buffer " + std::to_string(b->id) + " (" + dtype_name(b->dtype) + ", " + std::to_string(b->size) +
-             " elements)";
-    return engine::SlotKind::Planned;
-  };
-  engine::ReplayGraph g(std::move(c.cap), kind_of);
-  if (kept)
-    throw Error(who() + ": the function left a value it computed (" + *kept +
-                ") held by a tensor that is not among its outputs, the tensors it updates in place or their .grad; "
-                "a replay would not update that tensor. Return it, or assign it into a tensor made before the call");
-  for (size_t i = 0; i < c.t.size(); i++) inputs[i].slot = g.slot_of(c.input_bufs[i].get());
+  jit::Replay r = jit::plan_replay(std::move(c.cap), c.call, who());
+  for (size_t i = 0; i < inputs.size(); i++) inputs[i].slot = r.slots.inputs[i];
   for (size_t i = 0; i < states.size(); i++) {
-    states[i].in = g.slot_of(c.state_bufs[i].in.get());
-    states[i].out = g.slot_of(c.state_bufs[i].out.get());
-    states[i].grad = c.state_bufs[i].grad ? g.slot_of(c.state_bufs[i].grad.get()) : -1;
+    states[i].in = r.slots.updates[i].in;
+    states[i].out = r.slots.updates[i].out;
+    states[i].grad = r.slots.updates[i].grad;
   }
-  for (size_t i = 0; i < c.outs.size(); i++) {
+  for (size_t i = 0; i < outputs.size(); i++) {
     if (outputs[i].value) continue;
-    outputs[i].slot = g.slot_of(buffer_of(c.outs[i].uop()).get());
+    outputs[i].slot = r.slots.outputs[i];
     // Found realized before the call (a value of constants computed earlier):
     // the same value on every replay.
     if (outputs[i].slot < 0) outputs[i].value = c.outs[i].uop();
   }
-  graph.emplace(std::move(g));
+  graph.emplace(std::move(r.graph));
 }
 
 std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const std::vector<double> &s) {
@@ -428,10 +362,11 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
   CaptureRun c;
   c.t = prepare(given);
   const JitArgs args{c.t, scalar_tensors(s)};
-  c.first_new = uop::Buffer::next_id();
+  c.call.first_new = uop::Buffer::next_id();
   record_inputs(c);
   run_recorded(c, given, args);
-  check_baked_numbers(c.cap);
+  jit::check_baked_numbers(first_kernels, jit::kernel_texts(c.cap), who());
+  first_kernels.clear();
   if (find_states(c)) build_graph(c);
   return c.outs;
 }
@@ -439,8 +374,7 @@ std::vector<Tensor> Jit::Impl::capture(const std::vector<Tensor> &given, const s
 std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const std::vector<double> &s) {
   realize_with_updates({});
   const std::vector<Tensor> t = prepare(given);
-  engine::ReplayGraph &g = *graph;
-  std::vector<BufferPtr> bound(g.slots().size());
+  std::vector<BufferPtr> bound(graph->slots().size());
   for (size_t i = 0; i < t.size(); i++) {
     const Input &in = inputs[i];
     const BufferPtr &b = buffer_of(t[i].uop());
@@ -461,12 +395,22 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
   std::vector<std::pair<int64_t, double>> scalars;
   for (size_t i = 0; i < s.size(); i++) scalars.push_back({first_tag + static_cast<int64_t>(i), s[i]});
 
-  // The tensors updated in place, read from their current buffers. Each
-  // stays in its buffer (so other captures reading it stay valid) unless
-  // something besides the tensor (a lazy value, a saved tensor) still reads
-  // the old value there.
-  std::vector<ImplPtr> impls(states.size());
-  std::vector<BufferPtr> homes(states.size());  // where each state's new value goes; null: the out slot's buffer
+  StateHomes homes = bind_states(t, bound);
+  graph->replay(bound, who(), scalars);
+  move_states(homes, bound);
+  std::vector<Tensor> outs;
+  for (const Output &o : outputs)
+    outs.push_back(o.value ? Tensor(o.value) : Tensor(view_of(bound[static_cast<size_t>(o.slot)], o.st)));
+  return outs;
+}
+
+// The tensors updated in place, read from their current buffers. Each stays
+// in its buffer (so other captures reading it stay valid) unless something
+// besides the tensor (a lazy value, a saved tensor) still reads the old value
+// there.
+Jit::Impl::StateHomes Jit::Impl::bind_states(const std::vector<Tensor> &t, std::vector<BufferPtr> &bound) {
+  const jit::ReplayGraph &g = *graph;
+  StateHomes h{std::vector<ImplPtr>(states.size()), std::vector<BufferPtr>(states.size())};
   for (size_t i = 0; i < states.size(); i++) {
     const State &st = states[i];
     ImplPtr impl = st.arg >= 0 ? TensorImpl::of(t[static_cast<size_t>(st.arg)]) : st.impl.lock();
@@ -485,25 +429,29 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
         engine::copy_buffer(*copy, *cur);
         cur = std::move(copy);
       }
-      homes[i] = cur;
+      h.homes[i] = cur;
     } else if (exclusive && st.out >= 0 && st.in_st == st.out_st &&
                g.slots()[static_cast<size_t>(st.out)].size == cur->size) {
-      homes[i] = cur;  // the capture's copy-on-write result is copied back
+      h.homes[i] = cur;  // the capture's copy-on-write result is copied back
     }
     if (st.in >= 0) bound[static_cast<size_t>(st.in)] = cur;
-    impls[i] = std::move(impl);
+    h.impls[i] = std::move(impl);
   }
+  return h;
+}
 
-  g.replay(bound, who(), scalars);
-
+// After a replay: each updated tensor onto its new value (in its home, else
+// the out slot's buffer), its views rebased, its version bumped, its .grad set.
+void Jit::Impl::move_states(const StateHomes &h, const std::vector<BufferPtr> &bound) {
   for (size_t i = 0; i < states.size(); i++) {
     const State &st = states[i];
-    TensorImpl &impl = *impls[i];
+    TensorImpl &impl = *h.impls[i];
+    const BufferPtr &home = h.homes[i];
     const UOpRef before = impl.uop;
     if (st.out >= 0) {
       const BufferPtr &out = bound[static_cast<size_t>(st.out)];
-      if (homes[i] && homes[i] != out) engine::copy_buffer(*homes[i], *out);
-      if (!homes[i] || homes[i] != buffer_of(before)) impl.uop = view_of(homes[i] ? homes[i] : out, st.out_st);
+      if (home && home != out) engine::copy_buffer(*home, *out);
+      if (!home || home != buffer_of(before)) impl.uop = view_of(home ? home : out, st.out_st);
     }
     rebase_views(impl, before, impl.uop);
     *impl.version_counter() += st.versions;
@@ -513,10 +461,6 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
       else TensorImpl::wrap(holder).set_grad(grad);
     }
   }
-  std::vector<Tensor> outs;
-  for (const Output &o : outputs)
-    outs.push_back(o.value ? Tensor(o.value) : Tensor(view_of(bound[static_cast<size_t>(o.slot)], o.st)));
-  return outs;
 }
 
 Jit::Jit(Fn fn, std::string name) : impl_(std::make_unique<Impl>()) {
@@ -560,9 +504,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor> &tensors, const st
       tensor::set_update_observer(prev);
     }
     m.calls++;
-    m.first_kernels.clear();
-    for (auto &st : cap.steps)
-      if (st.kernel) m.first_kernels.push_back(kernel_text(*st.kernel));
+    m.first_kernels = jit::kernel_texts(cap);
     return outs;
   }
   std::vector<Tensor> outs = m.capture(tensors, scalars);
