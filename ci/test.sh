@@ -35,7 +35,8 @@ ci/build.sh -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_
   -DLOOM_TEST_FLAGS=-O1
 
 status=0
-timed "file size, layering and knobs checks" bash -c 'ci/check_file_size.sh && ci/check_layering.sh && ci/check_knobs.sh' || status=$?
+timed "file size, layering and knobs checks" \
+  bash -c "ci/check_file_size.sh && ci/check_layering.sh '$build_dir' && ci/check_knobs.sh" || status=$?
 # Properties run a fixed seed here so a landing never depends on luck; set
 # RC_PARAMS yourself (e.g. RC_PARAMS=seed=123) to explore other cases.
 export RC_PARAMS=${RC_PARAMS:-seed=20261122}

@@ -209,3 +209,15 @@ void backward(const std::vector<Tensor> &tensors, const std::vector<Tensor> &gra
 }
 
 }  // namespace loom::autograd
+
+namespace loom {
+
+// torch.Tensor.backward is torch.autograd.backward of the one tensor: the
+// backward engine's, so tensor/ needs nothing of this stage.
+void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
+  std::vector<Tensor> grads;
+  if (gradient) grads.push_back(*gradient);
+  autograd::backward({*this}, grads, retain_graph);
+}
+
+}  // namespace loom

@@ -1,6 +1,6 @@
 // Tensor's autograd-facing methods: requires_grad, .grad, retain_grad,
-// detach, backward (torch.autograd.backward of one tensor), version.
-#include "loom/autograd.h"
+// detach, version. (Tensor::backward is the backward engine's:
+// autograd/engine.cpp.)
 #include "tensor/record.h"
 
 namespace loom {
@@ -54,12 +54,6 @@ Tensor Tensor::detach() const {
   // Shares storage like torch's, but gradients do not flow back through it.
   autograd::register_view(impl, impl_, [](const Tensor &t) { return t; }, false);
   return TensorImpl::wrap(impl);
-}
-
-void Tensor::backward(std::optional<Tensor> gradient, bool retain_graph) const {
-  std::vector<Tensor> grads;
-  if (gradient) grads.push_back(*gradient);
-  autograd::backward({*this}, grads, retain_graph);
 }
 
 int64_t Tensor::version() const { return impl_->version ? *impl_->version : 0; }
