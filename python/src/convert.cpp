@@ -1,6 +1,7 @@
 #include "convert.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "loom/error.h"
 
@@ -119,6 +120,53 @@ void register_errors() {
       PyErr_SetString(PyExc_RuntimeError, (std::string("loom internal error: ") + e.what()).c_str());
     }
   });
+}
+
+namespace {
+struct Presentation {
+  bool on = false;
+  py::object dtypes[std::size(kAllDTypes)];  // per DType: the object to return
+  py::object missing;                        // missing(tensor, name)
+};
+Presentation &presentation() {
+  static auto *p = new Presentation();  // never destroyed: its objects outlive the interpreter's teardown
+  return *p;
+}
+}  // namespace
+
+void set_presentation(py::object module, py::object dtypes, py::object missing) {
+  Presentation next;
+  next.on = !module.is_none();
+  if (next.on) {
+    if (!py::isinstance<py::str>(module) || !PyCallable_Check(missing.ptr()))
+      throw TypeError("_set_presentation: expected a module name, a dict of dtypes and a callable");
+    for (DType dt : kAllDTypes) {
+      py::object o = dtypes[py::str(dtype_name(dt))];
+      if (!py::isinstance(o, py::type::of<DType>()) || o.cast<DType>() != dt)
+        throw TypeError(std::string("_set_presentation: the object for ") + dtype_name(dt) +
+                        " must be a loom.dtype of that value");
+      next.dtypes[static_cast<size_t>(dt)] = std::move(o);
+    }
+    next.missing = std::move(missing);
+  }
+  py::type::of<PresentedTensor>().attr("__module__") = next.on ? module : py::str("loom._C");
+  presentation() = std::move(next);
+}
+
+bool presenting() { return presentation().on; }
+
+py::handle presented(DType dt) { return presentation().dtypes[static_cast<size_t>(dt)]; }
+
+void bind_presented_tensor(py::module_ &m) {
+  py::class_<PresentedTensor, Tensor> p(m, "PresentedTensor");
+  p.def(py::init<>()).def(py::init<const Tensor &>(), py::arg("other"));
+  p.def("__getattr__", [](py::handle self, const std::string &name) -> py::object {
+    const Presentation &pr = presentation();
+    if (!pr.on) throw py::attribute_error("'Tensor' object has no attribute '" + name + "'");
+    return pr.missing(self, name);
+  });
+  p.attr("__qualname__") = "Tensor";
+  p.attr("__name__") = "Tensor";
 }
 
 }  // namespace loom::python

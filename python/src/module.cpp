@@ -22,6 +22,8 @@ void bind_dtypes(py::module_ &m) {
   d.def_property_readonly("itemsize", [](DType dt) { return itemsize(dt); })
       .def_property_readonly("is_floating_point", [](DType dt) { return is_float(dt); });
   m.def("promote_types", &promote_types);
+  // A front end's presentation of what _C returns (convert.h).
+  m.def("_set_presentation", &set_presentation, py::arg("module"), py::arg("dtypes"), py::arg("missing"));
 }
 
 void bind_creation(py::module_ &m) {
@@ -110,6 +112,7 @@ PYBIND11_MODULE(_C, m) {
   loom::python::register_errors();
   loom::python::bind_dtypes(m);
   loom::python::bind_tensor(m);
+  loom::python::bind_presented_tensor(m);
   loom::python::bind_creation(m);
   loom::python::bind_autograd(m);
   loom::python::bind_stats(m);

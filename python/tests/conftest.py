@@ -29,7 +29,7 @@ def assert_same(got, want, rtol=1e-6, atol=1e-6):
             assert_same(g, w, rtol, atol)
         return
     assert isinstance(got, loom.Tensor), type(got)
-    # loom's dtypes print as torch's once the shim is imported ("torch.float32")
+    # once the shim is imported, the dtypes loom returns are torch's ("torch.float32")
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (got.dtype, want.dtype)
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64), rtol=rtol, atol=atol)

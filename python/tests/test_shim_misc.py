@@ -146,11 +146,43 @@ def test_unsupported_api_raises_not_implemented_naming_it():
         lt.__wrapped__  # dunder probes stay AttributeErrors for the import machinery
 
 
+_IMPORT_LEAVES_LOOM_AS_IT_WAS = """
+import loom
+tensor_attrs, dtype_attrs = dict(vars(loom.Tensor)), dict(vars(loom.dtype))
+before = loom.ones(2)
+import loom.shim.torch as lt
+assert dict(vars(loom.Tensor)) == tensor_attrs and dict(vars(loom.dtype)) == dtype_attrs
+assert repr(loom.float32) == "loom.float32" and repr(lt.float32) == "torch.float32"
+# a tensor made before the import stays a loom.Tensor, whose missing names are AttributeErrors
+assert type(before) is loom.Tensor and not isinstance(before, lt.Tensor)
+try:
+    before.to_sparse
+    raise SystemExit("no error")
+except AttributeError as e:
+    assert not isinstance(e, NotImplementedError), e
+# what the engine returns now is a torch.Tensor, a subclass of loom.Tensor, with torch's dtype objects
+after = before + 1
+assert type(after) is lt.Tensor and issubclass(lt.Tensor, loom.Tensor) and lt.Tensor is not loom.Tensor
+assert after.dtype is lt.float32 and after.dtype == loom.float32 and {loom.float32: 1}[after.dtype] == 1
+print("ok")
+"""
+
+
+def test_importing_the_shim_leaves_loom_tensor_and_dtype_as_they_were():
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _IMPORT_LEAVES_LOOM_AS_IT_WAS], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+
+
 def test_dtypes_print_as_torchs():
     for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"):
         want, got = getattr(torch, name), getattr(lt, name)
         assert (str(got), repr(got), f"{got}") == (str(want), repr(want), f"{want}")
     assert str(lt.zeros(2).dtype) == "torch.float32"
+    assert lt.zeros(2).dtype is lt.float32 and lt.ones(1, dtype=lt.float16).dtype is lt.float16
+    assert type(lt.zeros(2)).__module__ == "torch" and type(lt.zeros(2)).__name__ == "Tensor"
 
 
 @pytest.mark.parametrize("method", ["register_buffer", "register_parameter", "add_module"])

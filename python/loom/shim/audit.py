@@ -66,8 +66,7 @@ def torch_names(module):
 def has(shim_module, name):
     """Whether the shim provides `name`: it resolves without UnsupportedError."""
     if shim_module is None:
-        import loom.shim.torch  # noqa: F401  (installs Tensor's missing-name errors)
-        from loom import Tensor
+        from loom.shim.torch import Tensor
         owner = Tensor
     else:
         owner = importlib.import_module(shim_module)

@@ -8,17 +8,19 @@ import loom as _loom
 from loom import _C
 from loom.shim import unsupported as _unsupported
 
-from loom import (Tensor, dtype, device, tensor, as_tensor, from_numpy, zeros, ones, empty, full, arange, rand,
+from ._tensor import Tensor, dtype, DTYPES as _DTYPES
+from loom import (device, tensor, as_tensor, from_numpy, zeros, ones, empty, full, arange, rand,
                   randn, randint, randperm, zeros_like, ones_like, empty_like, full_like, rand_like, randn_like,
                   cat, stack, where, no_grad, enable_grad, set_grad_enabled, is_grad_enabled, promote_types,
                   memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format, empty_strided)
 from loom.functions import *  # noqa: F401,F403  (exp, sum, matmul, ... as functions)
-from loom import (float32, float, float64, double, float16, half, bfloat16, int64, long, int32, int, int16, short,
-                  int8, uint8, bool)
+
+float32, float64, float16, bfloat16 = (_DTYPES[n] for n in ("float32", "float64", "float16", "bfloat16"))
+int64, int32, int16, int8, uint8, bool = (_DTYPES[n] for n in ("int64", "int32", "int16", "int8", "uint8", "bool"))
+float, double, half, long, int, short = float32, float64, float16, int64, int32, int16
 
 __version__ = "1.13.1+loom"
 
-from . import _tensor  # noqa: F401,E402  (torch.Tensor's remaining spellings)
 from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state,  # noqa: E402,F401
                       set_rng_state, with_generator as _with_generator)
 from .serialization import save, load  # noqa: E402

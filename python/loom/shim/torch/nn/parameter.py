@@ -1,6 +1,7 @@
 """torch.nn.Parameter: a leaf tensor that modules register as a parameter."""
-from loom import Tensor, empty, no_grad
+from loom import empty, no_grad
 from loom.shim import unsupported
+from .._tensor import Tensor
 
 
 class Parameter(Tensor):
