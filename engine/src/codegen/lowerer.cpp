@@ -271,10 +271,10 @@ LoweredKernel lower_write(Lowerer &l, const UOpRef &store, const Upcast &up) {
     auto [flat, valid] = view_index(w.view, coords);
     gate = uop::simplify(uop::alu(Op::And, gate, valid));
     const bool always = gate->is_const() && gate->const_value() != 0;
-    if (w.acc != Op::Sink) {
+    if (w.acc) {
       std::vector<UOpRef> ls{out, flat};
       if (!always) ls.push_back(gate);
-      value = uop::alu(w.acc, UOp::make(Op::Load, out->dtype, ls), value);
+      value = uop::alu(*w.acc, UOp::make(Op::Load, out->dtype, ls), value);
     }
     std::vector<UOpRef> ss{out, flat, value};
     if (!always) ss.push_back(gate);

@@ -106,7 +106,7 @@ KernelShape kernel_shape(const UOpRef &ast) {
   const UOpRef &store = ast->src[0];
   k.value = store->src[1];
   const auto *write = std::get_if<uop::WriteArg>(&store->arg);
-  if (write && (write->axis >= 0 || write->acc != Op::Sink)) return k;  // indexed or accumulating: serial, in order
+  if (write && (write->axis >= 0 || write->acc)) return k;  // indexed or accumulating: serial, in order
   k.write = write != nullptr;
   k.shape = write ? uop::shape_of(k.value) : store->arg_as<shape::ShapeTracker>().shape();
   if (k.shape.empty()) return k;

@@ -19,7 +19,7 @@ bool always_realized(const UOp *u) {
 
 bool is_full_overwrite(const UOp *w) {
   const auto &a = w->arg_as<uop::WriteArg>();
-  return w->src.size() == 2 && a.acc == Op::Sink && a.view.contiguous() &&
+  return w->src.size() == 2 && !a.acc && a.view.contiguous() &&
          shape::prod(a.view.shape()) == shape::prod(uop::shape_of(w->src[0])) &&
          uop::shape_of(w->src[1]) == a.view.shape();
 }

@@ -114,7 +114,7 @@ Tensor scatter_impl(const Tensor &self, int64_t dim, const Tensor &index, const 
   Checked c = check_gather_like(self, dim, index, &src, op);
   if (c.index.numel() == 0) return self.where(self, self);  // a copy: nothing is written
   Tensor s = narrow_to(src.ndim() == 0 ? src.reshape({1}) : src, c.index.shape());
-  const Op acc = !add ? Op::Sink : self.dtype() == DType::Bool ? Op::Or : Op::Add;
+  const std::optional<Op> acc = !add ? std::nullopt : std::optional<Op>(self.dtype() == DType::Bool ? Op::Or : Op::Add);
   uop::WriteArg w{shape::ShapeTracker::from_shape(c.x.shape()), c.dim, acc};
   return make_tensor(UOp::make(Op::Write, self.dtype(), {c.x.uop(), s.uop(), c.index.uop()}, w)).reshape(self.shape());
 }

@@ -33,7 +33,8 @@ namespace {
 
 using ImplPtr = std::shared_ptr<TensorImpl>;
 
-Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTracker &view, Op acc) {
+Tensor write_into(const Tensor &base, const Tensor &value, const shape::ShapeTracker &view,
+                  std::optional<Op> acc = std::nullopt) {
   return make_tensor(UOp::make(Op::Write, base.dtype(), {base.uop(), value.cast(base.dtype()).uop()},
                                uop::WriteArg{view, -1, acc}));
 }
@@ -57,7 +58,7 @@ Tensor scatter_into_base(const Tensor &base, const ViewReplay &replay, const Ten
         throw Error("unsupported operation: more than one element of the written-to tensor refers to a single "
                     "memory location. Please clone() the tensor before performing the operation; view " +
                     shape_str(value.shape()));
-  return write_into(base, value, st, Op::Sink);
+  return write_into(base, value, st);
 }
 
 // A view rebuilt from its base after the base changed in place. Where the
@@ -210,7 +211,7 @@ Tensor &Tensor::assign(const Tensor &value) {
     // A whole overwrite of a realized tensor: a WRITE, so the scheduler can
     // store into the existing buffer when nothing else still reads it.
     autograd::NoGradGuard no_grad;
-    updated = write_into(old, v, shape::ShapeTracker::from_shape(shape()), Op::Sink);
+    updated = write_into(old, v, shape::ShapeTracker::from_shape(shape()));
   } else {
     // A whole overwrite of an op's result: torch's storage stays the tensor's
     // own, laid out as it was (a broadcast, padded or flipped value would

@@ -54,7 +54,7 @@ size_t arg_hash(const Arg &arg) {
           for (auto x : a.axes) h = mix(h, static_cast<size_t>(x));
           return h;
         } else if constexpr (std::is_same_v<T, WriteArg>) {
-          return mix(mix(a.view.hash(), static_cast<size_t>(a.axis) + 5), static_cast<size_t>(a.acc) + 911);
+          return mix(mix(a.view.hash(), static_cast<size_t>(a.axis) + 5), (a.acc ? static_cast<size_t>(*a.acc) + 1 : 0) + 911);
         } else if constexpr (std::is_same_v<T, Param>) {
           int64_t bits;
           std::memcpy(&bits, &a.f, 8);
@@ -297,7 +297,7 @@ std::string arg_str(const Arg &arg) {
         else if constexpr (std::is_same_v<T, shape::ShapeTracker>) os << a.str();
         else if constexpr (std::is_same_v<T, ReduceArg>) os << op_name(a.op) << " axes=" << shape_str(a.axes);
         else if constexpr (std::is_same_v<T, WriteArg>)
-          os << a.view.str() << " axis=" << a.axis << (a.acc == Op::Sink ? "" : std::string(" acc=") + op_name(a.acc));
+          os << a.view.str() << " axis=" << a.axis << (a.acc ? std::string(" acc=") + op_name(*a.acc) : "");
         else if constexpr (std::is_same_v<T, Param>) {
           os.precision(17);
           os << "param f=" << a.f << " i=" << a.i;

@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,11 +25,11 @@ struct ReduceArg {
 
 // A Write's addressing: `view` maps value's coordinates to the base's storage
 // (with coordinate `axis` taken from the index when axis >= 0); `acc` combines
-// with what is there (Add, Or) or is Sink for a plain overwrite.
+// with what is there (Add, Or); none: a plain overwrite.
 struct WriteArg {
   shape::ShapeTracker view;
   int64_t axis = -1;
-  Op acc = Op::Sink;
+  std::optional<Op> acc;
   bool operator==(const WriteArg &) const = default;
 };
 
