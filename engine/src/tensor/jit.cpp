@@ -15,6 +15,7 @@
 #include "engine/capture.h"
 #include "jit/kernel_text.h"
 #include "jit/roles.h"
+#include "jit/signature.h"
 #include "knobs/knobs.h"
 #include "tensor/impl.h"
 #include "tensor/ops_util.h"
@@ -79,6 +80,15 @@ std::string layout_str(const Tensor &t) {
          std::to_string(t.storage_offset());
 }
 
+jit::InputViews input_views(const std::vector<Tensor> &t) {
+  jit::InputViews in;
+  for (const Tensor &x : t) {
+    in.buffers.push_back(buffer_of(x.uop()));
+    in.views.push_back(tracker_of(x.uop()));
+  }
+  return in;
+}
+
 // Tags no other Jit's scalars use.
 int64_t reserve_tags(size_t n) {
   static std::atomic<int64_t> next{1};
@@ -98,8 +108,7 @@ struct Jit::Impl {
   Fn fn;
   std::string name;
   int64_t calls = 0;
-  size_t n_tensors = 0, n_scalars = 0, n_baked = 0;
-  std::vector<double> baked;
+  jit::CallSignature signature;  // call 1's
   std::vector<jit::KernelText> first_kernels;  // the kernels call 1 ran (to spot constants that change)
   bool retried = false;                   // a capture was retried (see capture())
   std::vector<bool> input_updated;        // per input: call 1 updated it in place
@@ -113,20 +122,13 @@ struct Jit::Impl {
     shape::ShapeTracker in_st, out_st, grad_st;
     int64_t versions = 0;  // version bumps per call
   };
-  struct Input {
-    int slot = -1;
-    shape::ShapeTracker st;
-    DType dtype = DType::Float32;
-    int64_t buffer_size = 0;
-    int same_as = -1;  // an earlier input on the same buffer
-  };
   struct Output {
     int slot = -1;  // -1: a constant, `value`
     UOpRef value;
     shape::ShapeTracker st;
   };
   std::optional<jit::ReplayGraph> graph;
-  std::vector<Input> inputs;
+  std::vector<jit::InputLayout> inputs;
   int64_t first_tag = 0;  // scalar input i is the runtime scalar tagged first_tag + i (uop::Param)
   std::vector<State> states;
   std::vector<Output> outputs;
@@ -161,24 +163,9 @@ struct Jit::Impl {
 
 void Jit::Impl::check_counts(const std::vector<Tensor> &t, const std::vector<double> &s,
                              const std::vector<double> &b) {
-  if (calls == 0) {
-    n_tensors = t.size(), n_scalars = s.size(), n_baked = b.size();
-    first_tag = reserve_tags(n_scalars);
-    baked = b;
-    return;
-  }
-  auto expect = [&](const char *what, size_t want, size_t got) {
-    if (want != got)
-      throw Error(who() + ": called with " + std::to_string(got) + " " + what + ", but its first call had " +
-                  std::to_string(want));
-  };
-  expect("tensors", n_tensors, t.size());
-  expect("scalars", n_scalars, s.size());
-  expect("baked values", n_baked, b.size());
-  for (size_t i = 0; i < b.size(); i++)
-    if (!jit::same_number(b[i], baked[i]))
-      throw Error(who() + ": baked value " + std::to_string(i) + " was " + jit::number_str(baked[i]) +
-                  " when captured and is " + jit::number_str(b[i]) + " now; a value that changes between calls must be passed as a scalar");
+  if (calls > 0) return signature.check(t.size(), s.size(), b, who());
+  signature = {t.size(), s.size(), b};
+  first_tag = reserve_tags(s.size());
 }
 
 // Each scalar input as a 0-d float64 runtime scalar of its own tag: kernels
@@ -247,16 +234,10 @@ struct Jit::Impl::CaptureRun {
 };
 
 void Jit::Impl::record_inputs(CaptureRun &c) {
-  inputs.assign(c.t.size(), Input{});
-  for (size_t i = 0; i < c.t.size(); i++) {
-    const BufferPtr &b = c.call.inputs.emplace_back(buffer_of(c.t[i].uop()));
-    Input &in = inputs[i];
-    in.st = tracker_of(c.t[i].uop());
-    in.dtype = b->dtype;
-    in.buffer_size = b->size;
-    if (auto [it, fresh] = c.role_input.emplace(b.get(), static_cast<int>(i)); !fresh)
-      in.same_as = it->second;
-  }
+  const jit::InputViews in = input_views(c.t);
+  inputs = jit::input_layouts(in);
+  c.call.inputs = in.buffers;
+  for (size_t i = 0; i < c.t.size(); i++) c.role_input.emplace(in.buffers[i].get(), static_cast<int>(i));
 }
 
 void Jit::Impl::run_recorded(CaptureRun &c, const std::vector<Tensor> &given, const JitArgs &args) {
@@ -375,23 +356,7 @@ std::vector<Tensor> Jit::Impl::replay(const std::vector<Tensor> &given, const st
   realize_with_updates({});
   const std::vector<Tensor> t = prepare(given);
   std::vector<BufferPtr> bound(graph->slots().size());
-  for (size_t i = 0; i < t.size(); i++) {
-    const Input &in = inputs[i];
-    const BufferPtr &b = buffer_of(t[i].uop());
-    if (!(tracker_of(t[i].uop()) == in.st) || b->dtype != in.dtype || b->size != in.buffer_size)
-      throw Error(who() + ": input " + std::to_string(i) + " is " + layout_str(t[i]) + ", but the capture's was " +
-                  shape_str(in.st.shape()) + " " + dtype_name(in.dtype) + " with other strides or storage; "
-                  "call reset() to capture again");
-    const int same = [&] {
-      for (size_t j = 0; j < i; j++)
-        if (buffer_of(t[j].uop()) == b) return static_cast<int>(j);
-      return -1;
-    }();
-    if ((same < 0) != (in.same_as < 0))
-      throw Error(who() + ": input " + std::to_string(i) + (same < 0 ? " no longer shares" : " now shares") +
-                  " its storage with an earlier input, unlike the capture's");
-    if (in.slot >= 0) bound[static_cast<size_t>(in.slot)] = b;
-  }
+  jit::bind_inputs(inputs, input_views(t), [&](size_t i) { return layout_str(t[i]); }, bound, who());
   std::vector<std::pair<int64_t, double>> scalars;
   for (size_t i = 0; i < s.size(); i++) scalars.push_back({first_tag + static_cast<int64_t>(i), s[i]});
 
