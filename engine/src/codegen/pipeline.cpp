@@ -106,10 +106,7 @@ UOpRef optimize_input(const UOpRef &ast, const Target &t) {
 }
 
 KernelSpec kernel_spec(const schedule::ScheduleItem &item, const Upcast *forced, const Target &t) {
-  std::vector<DType> buf_dtypes;
-  buf_dtypes.reserve(item.bufs.size());
-  for (auto &b : item.bufs) buf_dtypes.push_back(b->dtype);
-  KernelSpec p = passes(item.ast, item.name, std::move(buf_dtypes), item.gemm, forced, t);
+  KernelSpec p = passes(item.ast, item.name, schedule::buf_dtypes(item), item.gemm, forced, t);
   p.vars = kernel_vars(item.ast);
   p.launch = plan_launch(p, t);
   return p;

@@ -75,13 +75,13 @@ int64_t launch_global_size(const codegen::KernelSpec &p) {
 }
 bool launch_parallel(const codegen::KernelSpec &p) { return p.iterations * std::max<int64_t>(1, p.alu_ops) >= (1 << 16); }
 
-std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes, int n) {
+std::string beam_cache_file(const schedule::ScheduleItem &item, int n) {
   std::string key = item.ast->str() + "|beam " + std::to_string(n);
-  for (DType d : dtypes) key += std::string(" ") + dtype_name(d);
+  for (DType d : schedule::buf_dtypes(item)) key += std::string(" ") + dtype_name(d);
   return runtime::cache_dir() + "/beam/" + runtime::hash_hex(key);
 }
 
-std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes) {
+std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item) {
   const int n = beam_width();
   if (n < 2) return std::nullopt;
   const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(codegen::optimize_input(item.ast), static_cast<size_t>(n));
@@ -89,7 +89,7 @@ std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, c
 
   // A cached choice, if it is one of today's candidates (else the entry is
   // stale or corrupt: it is timed again and rewritten).
-  const std::string file = beam_cache_file(item, dtypes, n);
+  const std::string file = beam_cache_file(item, n);
   {
     std::ifstream in(file);
     std::string line;

@@ -24,9 +24,9 @@ int beam_width();
 int set_beam_width(int width);
 // The upcast for `item`'s kernel, or nullopt when LOOM_BEAM is off or the
 // kernel offers no choice.
-std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes);
+std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item);
 // Where the choice for `item` at width n is cached.
-std::string beam_cache_file(const schedule::ScheduleItem &item, const std::vector<DType> &dtypes, int n);
+std::string beam_cache_file(const schedule::ScheduleItem &item, int n);
 
 // How a compiled program is launched: its outermost loop's trip count, and
 // whether that loop is split across the cores (enough work).

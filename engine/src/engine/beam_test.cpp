@@ -67,9 +67,7 @@ TEST(Beam, TheFastestCandidateIsCachedOnDiskAndCorruptEntriesAreRebuilt) {
   const double c = fresh_constant();
   const HostTensor plain = product(a, b, c).to_host();
   const schedule::Schedule s = schedule::create_schedule({product(a, b, c).uop()});
-  std::vector<DType> dtypes;
-  for (auto &buf : s.items[0].bufs) dtypes.push_back(buf->dtype);
-  const std::string file = engine::beam_cache_file(s.items[0], dtypes, 4);
+  const std::string file = engine::beam_cache_file(s.items[0], 4);
 
   BeamWidth beam(4);
   engine::clear_kernel_cache();
@@ -105,9 +103,7 @@ TEST(Beam, OffByDefault) {
   EXPECT_EQ(engine::beam_width(), 0);
   Tensor a = Tensor::rand({8, 8}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.add(1.0).uop()});
-  std::vector<DType> dtypes;
-  for (auto &buf : s.items[0].bufs) dtypes.push_back(buf->dtype);
-  EXPECT_FALSE(engine::beam_upcast(s.items[0], dtypes).has_value());
+  EXPECT_FALSE(engine::beam_upcast(s.items[0]).has_value());
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ void capture_refill(const std::shared_ptr<uop::Buffer> &buf, std::function<void(
 }
 
 void capture_check(const std::shared_ptr<uop::Buffer> &buf, std::function<void(uop::Buffer &)> check) {
-  if (g_capture) g_capture->steps.push_back({std::nullopt, {buf, std::move(check), false}});
+  record_host_step({buf, std::move(check), false});
 }
 
 }  // namespace loom::engine

@@ -1,5 +1,6 @@
-// Capture: the record a JIT replays (jit/replay_graph.h). While a Capture is active on a thread,
-// everything that thread runs on the device is appended to it in order: each
+// Capture: the record a JIT replays (jit/replay_graph.h). While a Capture is
+// active on a thread, everything that thread runs on the device is appended
+// to it in order: each
 // kernel launch (an ExecItem) and each host step — data copied in from the
 // host (replayed as the same bytes, or drawn again for random numbers) and
 // values read back to the host (replayed as a check that they still hold).

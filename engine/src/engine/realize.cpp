@@ -66,12 +66,6 @@ KernelCache &kernel_cache() {
   return *c;
 }
 
-std::vector<DType> buf_dtypes(const schedule::ScheduleItem &item) {
-  std::vector<DType> dts;
-  for (auto &b : item.bufs) dts.push_back(b->dtype);
-  return dts;
-}
-
 std::atomic<bool> g_extern{knobs::extern_gemm()};
 
 // A canonical GEMM (schedule/gemm_shape.h) runs on the device's extern GEMM when
@@ -86,10 +80,9 @@ std::shared_ptr<const runtime::Program> extern_program(const schedule::ScheduleI
 std::shared_ptr<Kernel> build_kernel(const schedule::ScheduleItem &item) {
   auto k = std::make_shared<Kernel>();
   k->ast = item.ast;
-  const std::vector<DType> dtypes = buf_dtypes(item);
   runtime::Device &dev = runtime::default_device();
   k->compiled = extern_program(item);
-  const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item, dtypes);
+  const std::optional<codegen::Upcast> up = k->compiled || !dev.target().beam ? std::nullopt : beam_upcast(item);
   trace::PassCapture passes;
   k->program = codegen::kernel_spec(item, up ? &*up : nullptr, dev.target());
   if (trace::on()) trace::kernel_lowered(item.ast, item.name, passes.take(), k->compiled ? k->compiled->library() : nullptr);

@@ -535,6 +535,13 @@ Schedule create_schedule(const std::vector<UOpRef> &raw_outputs) {
   return sched;
 }
 
+std::vector<DType> buf_dtypes(const ScheduleItem &item) {
+  std::vector<DType> dts;
+  dts.reserve(item.bufs.size());
+  for (auto &b : item.bufs) dts.push_back(b->dtype);
+  return dts;
+}
+
 void commit(const Schedule &sched) {
   for (auto &[node, bv] : sched.realizes) remember_realized(node, bv);
 }

@@ -57,6 +57,8 @@ struct Schedule {
 };
 
 Schedule create_schedule(const std::vector<UOpRef> &outputs);
+// Each buffer slot's element dtype: bufs[k]->dtype.
+std::vector<DType> buf_dtypes(const ScheduleItem &item);
 // After the items ran: later schedules read these buffers instead of recomputing.
 void commit(const Schedule &sched);
 

@@ -218,7 +218,6 @@ struct Jit::Impl::CaptureRun {
   // The buffers of the call's tensors: the inputs as the call gets them (the
   // function may update them), the updated tensors', the outputs'.
   jit::CallBuffers call;
-  std::unordered_map<const uop::Buffer *, int> role_input;  // buffer -> input
   // The tensors the call updates, with the buffer and layout of their value
   // before the first update (not the value node itself: holding it would make
   // the scheduler copy where it writes in place).
@@ -237,7 +236,6 @@ void Jit::Impl::record_inputs(CaptureRun &c) {
   const jit::InputViews in = input_views(c.t);
   inputs = jit::input_layouts(in);
   c.call.inputs = in.buffers;
-  for (size_t i = 0; i < c.t.size(); i++) c.role_input.emplace(in.buffers[i].get(), static_cast<int>(i));
 }
 
 void Jit::Impl::run_recorded(CaptureRun &c, const std::vector<Tensor> &given, const JitArgs &args) {
@@ -295,7 +293,8 @@ bool Jit::Impl::find_states(CaptureRun &c) {
     st.in_st = sn.in_st;
     st.out_st = tracker_of(sn.impl->uop);
     st.versions = (sn.impl->version ? *sn.impl->version : 0) - sn.version;
-    if (auto it = c.role_input.find(in.get()); it != c.role_input.end()) st.arg = it->second;
+    if (auto it = std::find(c.call.inputs.begin(), c.call.inputs.end(), in); it != c.call.inputs.end())
+      st.arg = static_cast<int>(it - c.call.inputs.begin());  // the first input on that buffer
     jit::CallBuffers::Update u{in, buffer_of(sn.impl->uop), nullptr};
     const std::shared_ptr<TensorImpl> holder = grad_holder(sn.impl);
     if (holder && direct_buffer_view(holder->grad->uop) && buffer_of(holder->grad->uop)->id >= c.call.first_new) {
