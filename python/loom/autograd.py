@@ -50,17 +50,17 @@ class set_grad_enabled(_GradMode):
         return self
 
 
+def _tensor_list(x):
+    """torch's tensors-or-sequence arguments as a list: one tensor, or the sequence's items."""
+    from ._C import Tensor
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: accumulates the gradients of `tensors` (weighted by `grad_tensors`) into
     the .grad of the leaves, realizing them and the tensors together."""
-    from ._C import Tensor
-    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    if grad_tensors is None:
-        grad_tensors = []
-    elif isinstance(grad_tensors, Tensor):
-        grad_tensors = [grad_tensors]
-    else:
-        grad_tensors = list(grad_tensors)
+    tensors = _tensor_list(tensors)
+    grad_tensors = [] if grad_tensors is None else _tensor_list(grad_tensors)
     if create_graph:
         raise NotImplementedError("torch.autograd.backward(create_graph=True) is not supported by loom")
     if inputs is not None:
@@ -76,12 +76,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """torch.autograd.grad: gradients of outputs with respect to inputs, nothing accumulated into .grad."""
     from ._C import Tensor
     single = isinstance(inputs, Tensor)
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None:
-        grad_outputs = []
-    elif isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs]
+    outputs, inputs = _tensor_list(outputs), _tensor_list(inputs)
+    grad_outputs = [] if grad_outputs is None else _tensor_list(grad_outputs)
     if create_graph:
         raise NotImplementedError("torch.autograd.grad(create_graph=True) is not supported by loom")
-    return tuple(_C.grad(outputs, inputs, list(grad_outputs), allow_unused, bool(retain_graph)))
+    return tuple(_C.grad(outputs, inputs, grad_outputs, allow_unused, bool(retain_graph)))

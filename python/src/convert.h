@@ -48,6 +48,7 @@ void register_errors();
 struct PresentedTensor : Tensor {
   PresentedTensor() = default;
   explicit PresentedTensor(const Tensor &t) : Tensor(t) {}
+  explicit PresentedTensor(Tensor &&t) : Tensor(std::move(t)) {}
 };
 // `module`: the class's __module__; `dtypes`: dtype name -> an instance of a
 // loom.dtype subclass of that value; `missing(tensor, name)`: what reading a
@@ -77,7 +78,7 @@ struct type_caster<loom::Tensor> : type_caster_base<loom::Tensor> {
     return type_caster_base<loom::Tensor>::cast(t, policy, parent);
   }
   static handle cast(loom::Tensor &&t, return_value_policy policy, handle parent) {
-    if (loom::python::presenting()) return present(loom::python::PresentedTensor(t), parent);
+    if (loom::python::presenting()) return present(loom::python::PresentedTensor(std::move(t)), parent);
     return type_caster_base<loom::Tensor>::cast(std::move(t), policy, parent);
   }
   static handle cast(const loom::Tensor *t, return_value_policy policy, handle parent) {
