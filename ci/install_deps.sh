@@ -21,6 +21,9 @@ packages=(
   # The viewer (python3 -m loom.viz): Graphviz lays out its graphs; its test
   # opens the page in headless Chromium (python/tests/test_viz.py).
   graphviz chromium-headless-shell
+  # torch.distributed's CPU backend: Open MPI's libmpi (loaded at run time),
+  # mpirun (python3 -m loom.run --nproc N) and mpicc (bench/allreduce).
+  openmpi-bin libopenmpi-dev
   "$@"
 )
 

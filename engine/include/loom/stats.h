@@ -33,6 +33,9 @@ struct RunStats {
   // GPU would make.
   int64_t host_writes = 0, host_write_bytes = 0;
   int64_t host_reads = 0, host_read_bytes = 0;
+  // Collectives between processes (loom/distributed.h) and the bytes each
+  // process contributed to them.
+  int64_t collectives = 0, collective_bytes = 0;
 };
 RunStats run_stats();
 void reset_run_stats();

@@ -12,6 +12,7 @@ thread_local Capture *g_capture = nullptr;
 
 CaptureScope::CaptureScope(Capture &capture) : prev_(g_capture) { g_capture = &capture; }
 CaptureScope::~CaptureScope() { g_capture = prev_; }
+bool capturing() { return g_capture != nullptr; }
 
 void record_launch(const ExecItem &item) {
   if (g_capture) g_capture->steps.push_back({item, {}});

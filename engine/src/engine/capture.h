@@ -51,6 +51,8 @@ class CaptureScope {
   Capture *prev_;
 };
 
+// Whether this thread is recording into a capture.
+bool capturing();
 // Appends a kernel launch to this thread's capture, if any (engine::run calls it).
 void record_launch(const ExecItem &item);
 // Appends a host step to this thread's capture, if any (a replay inside a
