@@ -4,6 +4,7 @@
 // leaves' grads together in one schedule.
 #pragma once
 #include <optional>
+#include <functional>
 #include <vector>
 
 #include "loom/tensor.h"
@@ -49,5 +50,12 @@ std::vector<Tensor> grad(const std::vector<Tensor> &outputs, const std::vector<T
 // element). Tensor::backward is this for one tensor.
 void backward(const std::vector<Tensor> &tensors, const std::vector<Tensor> &grad_tensors = {},
               bool retain_graph = false);
+
+// Runs `fn` once, when the next backward() on this thread has accumulated and
+// realized its gradients (callbacks in the order queued; one that throws
+// drops the rest and the exception leaves backward). torch's
+// Variable._execution_engine.queue_callback, also allowed before a backward
+// starts: DistributedDataParallel's forward queues its gradient reduction.
+void queue_callback(std::function<void()> fn);
 
 }  // namespace loom::autograd

@@ -14,6 +14,17 @@ namespace loom::autograd {
 
 namespace {
 
+std::vector<std::function<void()>> &callbacks() {
+  thread_local std::vector<std::function<void()>> queued;
+  return queued;
+}
+
+void run_callbacks() {
+  std::vector<std::function<void()>> now;
+  now.swap(callbacks());
+  for (auto &fn : now) fn();
+}
+
 // Nodes reachable from the roots, each before the nodes its inputs come from.
 std::vector<Node *> reverse_topological(const std::vector<Edge> &roots) {
   std::vector<Node *> order;
@@ -206,7 +217,10 @@ void backward(const std::vector<Tensor> &tensors, const std::vector<Tensor> &gra
     impl->uop = realized[i];
     leaves[i]->grad = impl;
   }
+  run_callbacks();
 }
+
+void queue_callback(std::function<void()> fn) { callbacks().push_back(std::move(fn)); }
 
 }  // namespace loom::autograd
 
