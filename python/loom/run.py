@@ -1,4 +1,4 @@
-"""python3 -m loom.run [--stats] script.py [args...]: runs an unmodified PyTorch script on loom.
+"""python3 -m loom.run [--nproc N] [--stats] script.py [args...]: runs an unmodified PyTorch script on loom.
 
 `import torch` and `import torchvision` (and their submodules) in the script load
 loom's shim (loom/shim) instead: a meta path finder placed first on sys.meta_path
@@ -7,6 +7,12 @@ answers for those names with the shim's modules, so `torch.nn` is
 affected; the real torch stays importable everywhere else. --stats prints
 the engine's counters when the script ends (kernels run and compiled,
 schedules and their cache hits, time in realize and in kernels).
+
+--nproc N runs the script in N processes on this machine, joined for
+torch.distributed: loom.run starts Open MPI's mpirun, which starts N copies
+of loom.run. Under mpirun (or torchrun) each copy sets torchrun's RANK,
+WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE from Open MPI's variables where
+they are unset, so a script written for torchrun reads its rank as it would.
 """
 import importlib
 import importlib.abc
@@ -67,15 +73,48 @@ def print_stats():
           file=sys.stderr)
 
 
+# torchrun's variables, from Open MPI's (set by mpirun in each process).
+_FROM_MPI = {"RANK": "OMPI_COMM_WORLD_RANK", "WORLD_SIZE": "OMPI_COMM_WORLD_SIZE",
+             "LOCAL_RANK": "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_WORLD_SIZE": "OMPI_COMM_WORLD_LOCAL_SIZE"}
+
+
+def set_rank_variables(environ=os.environ):
+    for name, mpi in _FROM_MPI.items():
+        if mpi in environ and not environ.get(name):
+            environ[name] = environ[mpi]
+    if "OMPI_COMM_WORLD_RANK" in environ:
+        environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        environ.setdefault("MASTER_PORT", "29500")
+
+
+def mpirun_command(nproc, rest):
+    """The mpirun command line that runs `python3 -m loom.run REST` in nproc processes on this machine."""
+    import shutil
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        raise SystemExit("loom.run: --nproc needs Open MPI's mpirun (Debian's openmpi-bin), which is not on PATH")
+    cmd = [mpirun, "-n", str(nproc), "--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")  # mpirun refuses root otherwise (containers run as root)
+    return cmd + [sys.executable, "-m", "loom.run"] + rest
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--nproc":
+        if len(argv) < 3 or not argv[1].isdigit() or int(argv[1]) < 1:
+            print("loom.run: --nproc needs a positive number of processes and a script", file=sys.stderr)
+            return 2
+        import subprocess
+        return subprocess.call(mpirun_command(int(argv[1]), argv[2:]))
+    set_rank_variables()
     if argv and argv[0] == "--stats":
         import atexit
         atexit.register(print_stats)
         argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python3 -m loom.run [--stats] script.py [args...]\n"
-              "       python3 -m loom.run [--stats] -m module [args...]", file=sys.stderr)
+        print("usage: python3 -m loom.run [--nproc N] [--stats] script.py [args...]\n"
+              "       python3 -m loom.run [--nproc N] [--stats] -m module [args...]", file=sys.stderr)
         return 2
     install()
     if argv[0] == "-m":

@@ -13,6 +13,7 @@ void bind_tensor(py::module_ &m);
 void bind_nn(py::module_ &m);
 void bind_jit(py::module_ &m);
 void bind_inspect(py::module_ &m);
+void bind_distributed(py::module_ &m);
 
 namespace {
 
@@ -68,6 +69,17 @@ void bind_autograd(py::module_ &m) {
   // torch.autograd.backward: the leaves' .grad and the tensors realized in one schedule.
   m.def("backward", &autograd::backward, py::arg("tensors"), py::arg("grad_tensors") = std::vector<Tensor>{},
         py::arg("retain_graph") = false);
+  // The Python callables wait in a Python list (leaked, so nothing of Python
+  // is destroyed after the interpreter); the engine's queue holds C++ calls
+  // that take them in order.
+  m.def("queue_callback", [](py::function fn) {
+    static auto *queued = new py::list();
+    queued->append(std::move(fn));
+    autograd::queue_callback([] {
+      py::gil_scoped_acquire gil;
+      queued->attr("pop")(0)();
+    });
+  }, py::arg("callback"));
 }
 
 void bind_stats(py::module_ &m) {
@@ -89,6 +101,8 @@ void bind_stats(py::module_ &m) {
     d["host_write_bytes"] = s.host_write_bytes;
     d["host_reads"] = s.host_reads;
     d["host_read_bytes"] = s.host_read_bytes;
+    d["collectives"] = s.collectives;
+    d["collective_bytes"] = s.collective_bytes;
     return d;
   });
   m.def("reset_run_stats", &reset_run_stats);
@@ -119,4 +133,5 @@ PYBIND11_MODULE(_C, m) {
   loom::python::bind_nn(m);
   loom::python::bind_jit(m);
   loom::python::bind_inspect(m);
+  loom::python::bind_distributed(m);
 }

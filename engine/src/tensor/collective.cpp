@@ -4,7 +4,6 @@
 #include "engine/realize.h"
 #include "loom/distributed.h"
 #include "runtime/comm/comm.h"
-#include "tensor/host_check.h"
 #include "tensor/ops_util.h"
 
 namespace loom::distributed {
@@ -43,12 +42,18 @@ void check_world(const comm::Communicator &c, int world_size, int rank) {
   if (rank >= 0 && rank != c.rank()) mismatch("RANK=" + std::to_string(rank), c.rank());
 }
 
-// `t`'s value, realized row-major in a buffer, and where that buffer is.
+// `t`'s value, realized row-major in a buffer, and where that buffer is:
+// t's own buffer when realizing t leaves it whole there (no copy), else a
+// row-major copy.
 std::pair<Tensor, const void *> input_of(const Tensor &t, const std::string &what) {
   if (engine::capturing())
     throw Error(what + ": a collective cannot be captured by a JIT (loom.jit, torch.compile): call it outside");
-  Tensor r(tensor::row_major(t.uop()));
-  tensor::realize_for_host(r);
+  Tensor r = t;  // the same tensor: realizing it realizes t
+  if (!uop::whole_buffer(r.uop().get())) r.realize();
+  if (!uop::whole_buffer(r.uop().get())) {
+    r = Tensor(tensor::row_major(t.uop()));
+    r.realize();
+  }
   if (t.numel() == 0) return {r, nullptr};
   auto &buf = uop::base_of(r.uop())->arg_as<uop::BufferArg>().buffer;
   return {r, engine::buffer_data(*buf)};

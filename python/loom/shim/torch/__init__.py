@@ -25,7 +25,7 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
                       set_rng_state, with_generator as _with_generator)
 from .serialization import save, load  # noqa: E402
 from ._compile import compile  # noqa: E402
-from . import autograd, cuda, backends, linalg, nn, optim, utils  # noqa: E402,F401
+from . import autograd, cuda, backends, distributed, linalg, nn, optim, utils  # noqa: E402,F401
 from .nn.parameter import Parameter as _Parameter  # noqa: E402,F401
 
 concatenate = concat = cat

@@ -1,7 +1,7 @@
 """torch.nn on loom: Module and containers, Parameter, layer modules, and the
 functional, init and utils submodules."""
 from loom.shim import unsupported
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from . import parameter  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .module import Module, Sequential, ModuleList, ModuleDict  # noqa: F401

@@ -9,7 +9,7 @@ import numpy as np
 
 from loom import Tensor, float64, from_numpy, randperm as _randperm, stack, tensor
 from loom.shim import unsupported
-from .._random import with_generator
+from ..._random import with_generator
 
 randperm = with_generator(_randperm)
 
