@@ -40,6 +40,7 @@ MODULES = [
     ("torch.optim.lr_scheduler", "loom.shim.torch.optim.lr_scheduler"),
     ("torch.autograd", "loom.shim.torch.autograd"),
     ("torch.utils.data", "loom.shim.torch.utils.data"),
+    ("torch.distributed", "loom.shim.torch.distributed"),
     ("torchvision.transforms", "loom.shim.torchvision.transforms"),
 ]
 
