@@ -140,6 +140,26 @@ ddp(x[rank]).square().sum().backward()
 assert loom.run_stats()["collectives"] == 2, loom.run_stats()["collectives"]
 check_grads(big, 90000, [x])
 
+# find_unused_parameters: a head only rank 0 uses gets the reduced gradient on every rank, one no rank
+# uses keeps .grad None
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(3, 2), nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.a(x) + (self.b(x) if rank == 0 else 0)
+
+
+heads = Heads()
+ddp = DistributedDataParallel(heads, find_unused_parameters=True)
+ddp(x[rank]).square().sum().backward()
+assert heads.c.weight.grad is None and heads.c.bias.grad is None
+solo = nn.Linear(3, 2)  # b's gradient on rank 0, the only rank using it
+solo.load_state_dict(heads.b.state_dict())
+(solo(x[0]) + heads.a(x[0]).detach()).square().sum().backward()
+np.testing.assert_allclose(heads.b.weight.grad.numpy(), solo.weight.grad.numpy() / world, rtol=1e-5, atol=1e-6)
+
 dist.destroy_process_group()
 assert not dist.is_initialized()
 print(f"rank {rank}: ok", flush=True)

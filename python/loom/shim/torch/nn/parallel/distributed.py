@@ -9,7 +9,10 @@ bucket, parameters in reverse order as torch assigns them (the first bucket
 up to 1 MiB, the others up to bucket_cap_mb): each bucket's gradients are
 flattened, divided by the world size and summed over the ranks, all buckets
 in flight at once, then each .grad takes its part. A gradient a rank lacks
-counts as zeros. loom's backward realizes every gradient in one schedule, so
+counts as zeros; with find_unused_parameters, a parameter no rank used
+keeps .grad None, as torch's (which ranks used which parameter travels in
+the gradients' all_reduce; without it torch raises at the next forward,
+and loom gives such a parameter the reduced zeros). loom's backward realizes every gradient in one schedule, so
 the reductions start when it ends: none overlaps the backward's kernels."""
 import contextlib
 
@@ -44,11 +47,12 @@ def _flat(tensors):
     return _loom.cat([t.detach().reshape(-1) for t in tensors])
 
 
-def _scatter_back(flat, tensors, assign):
+def _pieces(flat, tensors):
+    """flat's consecutive parts shaped as `tensors`."""
     at = 0
     for t in tensors:
         n = t.numel()
-        assign(t, flat[at:at + n].reshape(t.shape))
+        yield flat[at:at + n].reshape(t.shape)
         at += n
 
 
@@ -89,7 +93,8 @@ class DistributedDataParallel(Module):
             for bucket in _buckets(tensors, self.bucket_bytes_cap, self.bucket_bytes_cap):
                 flat = _C.distributed.broadcast(_flat(bucket), 0).wait()
                 if dist.get_rank() != 0:
-                    _scatter_back(flat, bucket, lambda t, v: t.copy_(v))
+                    for t, value in zip(bucket, _pieces(flat, bucket)):
+                        t.copy_(value)
 
     def forward(self, *inputs, **kwargs):
         if _loom.is_grad_enabled() and self.require_backward_grad_sync:
@@ -108,11 +113,19 @@ class DistributedDataParallel(Module):
         with _loom.no_grad():
             works = []
             for bucket in self._grad_buckets:
-                grads = [p.grad if p.grad is not None else _loom.zeros_like(p) for p in bucket]
-                flat = _flat(grads) / world
+                parts = [(p.grad if p.grad is not None else _loom.zeros_like(p)).reshape(-1) for p in bucket]
+                if self.find_unused_parameters:  # which ranks used each parameter, summed with the gradients
+                    parts.append(_loom.tensor([float(p.grad is not None) for p in bucket], dtype=bucket[0].dtype))
+                flat = _loom.cat([t.detach() for t in parts]) / world
                 works.append((bucket, _C.distributed.all_reduce(flat, dist.ReduceOp.SUM, True)))
             for bucket, work in works:
-                _scatter_back(work.wait(), bucket, self._set_grad)
+                flat = work.wait()
+                used = [True] * len(bucket)
+                if self.find_unused_parameters:
+                    used = [u > 0 for u in flat[-len(bucket):].tolist()]
+                for p, g, u in zip(bucket, _pieces(flat, bucket), used):
+                    if u:
+                        self._set_grad(p, g)
 
     @staticmethod
     def _set_grad(p, g):
