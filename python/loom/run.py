@@ -106,7 +106,11 @@ def main(argv=None):
             print("loom.run: --nproc needs a positive number of processes and a script", file=sys.stderr)
             return 2
         import subprocess
-        return subprocess.call(mpirun_command(int(argv[1]), argv[2:]))
+        nproc = int(argv[1])
+        # A share of the cores each, as torchrun's OMP_NUM_THREADS (mpirun passes the environment on).
+        env = dict(os.environ)
+        env.setdefault("LOOM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
+        return subprocess.call(mpirun_command(nproc, argv[2:]), env=env)
     set_rank_variables()
     if argv and argv[0] == "--stats":
         import atexit

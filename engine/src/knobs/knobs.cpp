@@ -19,8 +19,9 @@ constexpr const char *kKnobs[] = {
     "LOOM_SPLIT_MIN_LENGTH",
     "LOOM_JIT",
     "LOOM_NOOPT",
+    "LOOM_THREADS",
 };
-enum Index { Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, kCount };
+enum Index { Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, Threads, kCount };
 static_assert(std::size(kKnobs) == kCount, "one row per knob, in Index's order");
 
 // The environment's value of every knob, read together on first use.
@@ -75,6 +76,11 @@ bool jit() { return !(raw(Jit) && *raw(Jit) == "0"); }
 // Read by every schedule and kernel: parsed once.
 bool noopt() {
   static const bool v = integer(NoOpt, 0) != 0;
+  return v;
+}
+
+int threads() {
+  static const int v = static_cast<int>(std::max<int64_t>(0, integer(Threads, 0)));
   return v;
 }
 

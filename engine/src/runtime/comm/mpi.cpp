@@ -13,6 +13,7 @@
 #include "loom/error.h"
 #include "loom/host.h"
 #include "runtime/comm/comm.h"
+#include "runtime/library.h"
 
 namespace loom::runtime::comm {
 
@@ -56,13 +57,6 @@ struct Loaded {
   std::string missing;  // "" when usable
 };
 
-template <class F>
-void resolve(void *lib, F &fn, const char *symbol, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!fn && missing.empty())
-    missing = std::string("mpi: ") + kLibrary + " has no " + symbol + " (not Open MPI 3 or later)";
-}
-
 Loaded load() {
   Loaded s;
   // RTLD_GLOBAL: Open MPI's own plugins resolve libmpi's symbols.
@@ -75,27 +69,27 @@ Loaded load() {
     return s;
   }
   Api &a = s.api;
-  std::string &m = s.missing;
-  resolve(lib, a.Initialized, "MPI_Initialized", m);
-  resolve(lib, a.Finalized, "MPI_Finalized", m);
-  resolve(lib, a.Init_thread, "MPI_Init_thread", m);
-  resolve(lib, a.Finalize, "MPI_Finalize", m);
-  resolve(lib, a.Comm_rank, "MPI_Comm_rank", m);
-  resolve(lib, a.Comm_size, "MPI_Comm_size", m);
-  resolve(lib, a.Comm_set_errhandler, "MPI_Comm_set_errhandler", m);
-  resolve(lib, a.Error_string, "MPI_Error_string", m);
-  resolve(lib, a.Op_create, "MPI_Op_create", m);
-  resolve(lib, a.Allreduce, "MPI_Allreduce", m);
-  resolve(lib, a.Iallreduce, "MPI_Iallreduce", m);
-  resolve(lib, a.Bcast, "MPI_Bcast", m);
-  resolve(lib, a.Ibcast, "MPI_Ibcast", m);
-  resolve(lib, a.Allgather, "MPI_Allgather", m);
-  resolve(lib, a.Iallgather, "MPI_Iallgather", m);
-  resolve(lib, a.Reduce_scatter_block, "MPI_Reduce_scatter_block", m);
-  resolve(lib, a.Ireduce_scatter_block, "MPI_Ireduce_scatter_block", m);
-  resolve(lib, a.Barrier, "MPI_Barrier", m);
-  resolve(lib, a.Wait, "MPI_Wait", m);
-  resolve(lib, a.Test, "MPI_Test", m);
+  Symbols need(lib, std::string("mpi: ") + kLibrary, " (not Open MPI 3 or later)");
+  need(a.Initialized, "MPI_Initialized");
+  need(a.Finalized, "MPI_Finalized");
+  need(a.Init_thread, "MPI_Init_thread");
+  need(a.Finalize, "MPI_Finalize");
+  need(a.Comm_rank, "MPI_Comm_rank");
+  need(a.Comm_size, "MPI_Comm_size");
+  need(a.Comm_set_errhandler, "MPI_Comm_set_errhandler");
+  need(a.Error_string, "MPI_Error_string");
+  need(a.Op_create, "MPI_Op_create");
+  need(a.Allreduce, "MPI_Allreduce");
+  need(a.Iallreduce, "MPI_Iallreduce");
+  need(a.Bcast, "MPI_Bcast");
+  need(a.Ibcast, "MPI_Ibcast");
+  need(a.Allgather, "MPI_Allgather");
+  need(a.Iallgather, "MPI_Iallgather");
+  need(a.Reduce_scatter_block, "MPI_Reduce_scatter_block");
+  need(a.Ireduce_scatter_block, "MPI_Ireduce_scatter_block");
+  need(a.Barrier, "MPI_Barrier");
+  need(a.Wait, "MPI_Wait");
+  need(a.Test, "MPI_Test");
   const std::pair<Handle *, const char *> objects[] = {
       {&a.world, "ompi_mpi_comm_world"}, {&a.errors_return, "ompi_mpi_errors_return"},
       {&a.c_bool, "ompi_mpi_c_bool"},    {&a.uint8, "ompi_mpi_uint8_t"},
@@ -106,7 +100,8 @@ Loaded load() {
       {&a.prod, "ompi_mpi_op_prod"},     {&a.min, "ompi_mpi_op_min"},
       {&a.max, "ompi_mpi_op_max"},       {&a.lor, "ompi_mpi_op_lor"},
       {&a.land, "ompi_mpi_op_land"}};
-  for (auto [handle, symbol] : objects) resolve(lib, *handle, symbol, m);
+  for (auto [handle, symbol] : objects) need(*handle, symbol);
+  s.missing = need.missing;
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include "loom/error.h"
 #include "runtime/comm/comm.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/library.h"
 
 namespace loom::runtime::comm {
 
@@ -36,12 +37,6 @@ struct Loaded {
   std::string missing;
 };
 
-template <class F>
-void resolve(void *lib, F &fn, const char *symbol, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!fn && missing.empty()) missing = std::string("nccl: ") + kLibrary + " has no " + symbol;
-}
-
 Loaded load() {
   Loaded s;
   void *lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
@@ -52,14 +47,16 @@ Loaded load() {
     return s;
   }
   Api &a = s.api;
-  resolve(lib, a.GetUniqueId, "ncclGetUniqueId", s.missing);
-  resolve(lib, a.CommInitRank, "ncclCommInitRank", s.missing);
-  resolve(lib, a.CommDestroy, "ncclCommDestroy", s.missing);
-  resolve(lib, a.GetErrorString, "ncclGetErrorString", s.missing);
-  resolve(lib, a.AllReduce, "ncclAllReduce", s.missing);
-  resolve(lib, a.Broadcast, "ncclBroadcast", s.missing);
-  resolve(lib, a.AllGather, "ncclAllGather", s.missing);
-  resolve(lib, a.ReduceScatter, "ncclReduceScatter", s.missing);
+  Symbols need(lib, std::string("nccl: ") + kLibrary);
+  need(a.GetUniqueId, "ncclGetUniqueId");
+  need(a.CommInitRank, "ncclCommInitRank");
+  need(a.CommDestroy, "ncclCommDestroy");
+  need(a.GetErrorString, "ncclGetErrorString");
+  need(a.AllReduce, "ncclAllReduce");
+  need(a.Broadcast, "ncclBroadcast");
+  need(a.AllGather, "ncclAllGather");
+  need(a.ReduceScatter, "ncclReduceScatter");
+  s.missing = need.missing;
   return s;
 }
 

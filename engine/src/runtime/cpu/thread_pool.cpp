@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "knobs/knobs.h"
 #include "runtime/cpu/cpu.h"
 
 namespace loom::runtime::cpu {
@@ -15,7 +16,8 @@ namespace {
 class ThreadPool {
  public:
   ThreadPool() {
-    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned n = knobs::threads() > 0 ? static_cast<unsigned>(knobs::threads())
+                                            : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 1; i < n; i++) workers_.emplace_back([this, i] { loop(i); });
     threads_ = static_cast<int>(n);
   }

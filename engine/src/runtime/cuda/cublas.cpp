@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "loom/error.h"
+#include "runtime/library.h"
 
 namespace loom::runtime::cuda {
 
@@ -14,12 +15,6 @@ struct Loaded {
   CublasApi api{};
   std::string missing;  // "" when usable
 };
-
-template <class F>
-void resolve(void *lib, F &fn, const char *symbol, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!fn && missing.empty()) missing = std::string("CUDA: libcublas has no ") + symbol;
-}
 
 // The sonames tried in order: the development link, then the releases whose
 // ABI loom's declarations follow, then the toolkit's own copy.
@@ -36,10 +31,12 @@ Loaded load() {
     l.missing = "CUDA: cuBLAS (libcublas.so) not found:" + errors;
     return l;
   }
-  resolve(lib, l.api.create, "cublasCreate_v2", l.missing);
-  resolve(lib, l.api.set_math_mode, "cublasSetMathMode", l.missing);
-  resolve(lib, l.api.gemm, "cublasGemmStridedBatchedEx", l.missing);
-  resolve(lib, l.api.status_string, "cublasGetStatusString", l.missing);
+  Symbols need(lib, "CUDA: libcublas");
+  need(l.api.create, "cublasCreate_v2");
+  need(l.api.set_math_mode, "cublasSetMathMode");
+  need(l.api.gemm, "cublasGemmStridedBatchedEx");
+  need(l.api.status_string, "cublasGetStatusString");
+  l.missing = need.missing;
   return l;
 }
 

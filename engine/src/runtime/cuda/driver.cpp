@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include "loom/error.h"
+#include "runtime/library.h"
 
 namespace loom::runtime::cuda {
 
@@ -35,13 +36,6 @@ std::string text_of(const Driver &d, CUresult r) {
   return s;
 }
 
-template <class F>
-void resolve(void *lib, F &fn, const char *symbol, std::string &missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!fn && missing.empty())
-    missing = std::string("CUDA: libcuda has no ") + symbol + " (the NVIDIA driver is too old)";
-}
-
 // Resolves every entry point, then initializes the driver and reads GPU 0's
 // properties; the first failure becomes `missing`. The library stays loaded.
 State load() {
@@ -57,33 +51,35 @@ State load() {
     }
   }
   Driver &d = s.d;
-  std::string &m = s.missing;
-  resolve(lib, d.Init, "cuInit", m);
-  resolve(lib, d.GetErrorName, "cuGetErrorName", m);
-  resolve(lib, d.GetErrorString, "cuGetErrorString", m);
-  resolve(lib, d.DeviceGetCount, "cuDeviceGetCount", m);
-  resolve(lib, d.DeviceGet, "cuDeviceGet", m);
-  resolve(lib, d.DeviceGetName, "cuDeviceGetName", m);
-  resolve(lib, d.DeviceGetAttribute, "cuDeviceGetAttribute", m);
-  resolve(lib, d.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", m);
-  resolve(lib, d.CtxSetCurrent, "cuCtxSetCurrent", m);
-  resolve(lib, d.CtxSynchronize, "cuCtxSynchronize", m);
-  resolve(lib, d.MemAlloc, "cuMemAlloc_v2", m);
-  resolve(lib, d.MemFree, "cuMemFree_v2", m);
-  resolve(lib, d.MemGetInfo, "cuMemGetInfo_v2", m);
-  resolve(lib, d.MemcpyHtoD, "cuMemcpyHtoD_v2", m);
-  resolve(lib, d.MemcpyDtoH, "cuMemcpyDtoH_v2", m);
-  resolve(lib, d.MemcpyDtoD, "cuMemcpyDtoD_v2", m);
-  resolve(lib, d.ModuleLoadData, "cuModuleLoadData", m);
-  resolve(lib, d.ModuleGetFunction, "cuModuleGetFunction", m);
-  resolve(lib, d.ModuleUnload, "cuModuleUnload", m);
-  resolve(lib, d.LaunchKernel, "cuLaunchKernel", m);
-  resolve(lib, d.EventCreate, "cuEventCreate", m);
-  resolve(lib, d.EventRecord, "cuEventRecord", m);
-  resolve(lib, d.EventSynchronize, "cuEventSynchronize", m);
-  resolve(lib, d.EventElapsedTime, "cuEventElapsedTime", m);
-  resolve(lib, d.EventDestroy, "cuEventDestroy_v2", m);
+  Symbols need(lib, "CUDA: libcuda", " (the NVIDIA driver is too old)");
+  need(d.Init, "cuInit");
+  need(d.GetErrorName, "cuGetErrorName");
+  need(d.GetErrorString, "cuGetErrorString");
+  need(d.DeviceGetCount, "cuDeviceGetCount");
+  need(d.DeviceGet, "cuDeviceGet");
+  need(d.DeviceGetName, "cuDeviceGetName");
+  need(d.DeviceGetAttribute, "cuDeviceGetAttribute");
+  need(d.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  need(d.CtxSetCurrent, "cuCtxSetCurrent");
+  need(d.CtxSynchronize, "cuCtxSynchronize");
+  need(d.MemAlloc, "cuMemAlloc_v2");
+  need(d.MemFree, "cuMemFree_v2");
+  need(d.MemGetInfo, "cuMemGetInfo_v2");
+  need(d.MemcpyHtoD, "cuMemcpyHtoD_v2");
+  need(d.MemcpyDtoH, "cuMemcpyDtoH_v2");
+  need(d.MemcpyDtoD, "cuMemcpyDtoD_v2");
+  need(d.ModuleLoadData, "cuModuleLoadData");
+  need(d.ModuleGetFunction, "cuModuleGetFunction");
+  need(d.ModuleUnload, "cuModuleUnload");
+  need(d.LaunchKernel, "cuLaunchKernel");
+  need(d.EventCreate, "cuEventCreate");
+  need(d.EventRecord, "cuEventRecord");
+  need(d.EventSynchronize, "cuEventSynchronize");
+  need(d.EventElapsedTime, "cuEventElapsedTime");
+  need(d.EventDestroy, "cuEventDestroy_v2");
   d.FuncGetParamInfo = reinterpret_cast<decltype(d.FuncGetParamInfo)>(dlsym(lib, "cuFuncGetParamInfo"));
+  std::string &m = s.missing;
+  m = need.missing;
   if (!m.empty()) return s;
 
   auto failed = [&](const char *what, CUresult r) {
