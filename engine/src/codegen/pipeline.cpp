@@ -127,7 +127,7 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   LoweredKernel lowered = lower(kernel, up, !knobs::noopt());
   log_pass(name, "lower", [&] { return lowered.sink->str(); }, lowered.sink);
   if (!knobs::noopt() && t.vectors != Vectors::None) {
-    lowered = vectorize(lowered, up, t.vectors);
+    lowered = vectorize(lowered, up, t.vectors, t.vector_bytes / 4);
     log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
   }
   KernelSpec p = linearize(lowered, name, std::move(buf_dtypes));

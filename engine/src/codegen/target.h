@@ -27,6 +27,9 @@ struct Target {
   bool reduce_tiles = true;
   bool beam = true;  // LOOM_BEAM may time other upcasts (the C target's candidates)
   Vectors vectors = Vectors::All;
+  // The widest vector register (the CPU device's: runtime/cpu/cpu.h's
+  // vector_bytes): vectors have at most vector_bytes / 4 float32 lanes.
+  int64_t vector_bytes = 64;
   // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.

@@ -19,11 +19,12 @@ int64_t lanes(const UOp &u) {
 
 namespace {
 
-// The lanes of a vector: the widest count of 16, 8 or 4 that divides the
-// innermost upcast's amount (memory vectors: 4), 0 when none does.
-int64_t lane_count(int64_t amount, Vectors mode) {
+// The lanes of a vector: the widest count of 16, 8 or 4, at most
+// `max_lanes`, that divides the innermost upcast's amount (memory vectors:
+// 4), 0 when none does.
+int64_t lane_count(int64_t amount, Vectors mode, int64_t max_lanes) {
   for (int64_t w : {16, 8, 4})
-    if (amount % w == 0 && (w == 4 || mode == Vectors::All)) return w;
+    if (amount % w == 0 && (w == 4 || (mode == Vectors::All && w <= max_lanes))) return w;
   return 0;
 }
 
@@ -251,9 +252,9 @@ class Vectorizer {
 
 }  // namespace
 
-LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode) {
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode, int64_t max_lanes) {
   if (up.empty() || k.serial || mode == Vectors::None) return k;
-  const int64_t w = lane_count(up.back().second, mode);
+  const int64_t w = lane_count(up.back().second, mode, max_lanes);
   const auto &st = k.sink->src;
   if (w == 0 || st.size() % static_cast<size_t>(w) != 0) return k;
   for (auto &s : st)

@@ -36,6 +36,8 @@ namespace loom::codegen {
 // How many lanes a kernel-level UOp computes (1 for a scalar).
 int64_t lanes(const uop::UOp &u);
 
-LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode = Vectors::All);
+// Vectors of at most `max_lanes` float32 lanes (Target::vector_bytes / 4);
+// an upcast longer than that runs as several.
+LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode = Vectors::All, int64_t max_lanes = 16);
 
 }  // namespace loom::codegen

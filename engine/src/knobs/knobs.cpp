@@ -20,8 +20,11 @@ constexpr const char *kKnobs[] = {
     "LOOM_JIT",
     "LOOM_NOOPT",
     "LOOM_THREADS",
+    "LOOM_MARCH",
 };
-enum Index { Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, Threads, kCount };
+enum Index {
+  Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, Threads, March, kCount
+};
 static_assert(std::size(kKnobs) == kCount, "one row per knob, in Index's order");
 
 // The environment's value of every knob, read together on first use.
@@ -81,6 +84,14 @@ bool noopt() {
 
 int threads() {
   static const int v = static_cast<int>(std::max<int64_t>(0, integer(Threads, 0)));
+  return v;
+}
+
+const std::string &march() {
+  static const std::string v = [] {
+    const auto &e = raw(March);
+    return e && !e->empty() ? *e : std::string("native");
+  }();
   return v;
 }
 

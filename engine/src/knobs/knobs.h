@@ -20,5 +20,6 @@ int64_t split_min_length();     // LOOM_SPLIT_MIN_LENGTH (1 << 15)
 bool jit();                     // LOOM_JIT: captures (true unless 0)
 bool noopt();                   // LOOM_NOOPT: kernel optimizations off (false unless nonzero)
 int threads();                  // LOOM_THREADS: the CPU device's threads (0, the default: one per core)
+const std::string &march();     // LOOM_MARCH: the -march CPU kernels compile for ("native" when unset)
 
 }  // namespace loom::knobs

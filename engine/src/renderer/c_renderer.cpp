@@ -4,6 +4,7 @@
 // holds the buffers, then a pointer to each runtime scalar's value.
 #include "renderer/c_renderer.h"
 
+#include "knobs/knobs.h"
 #include "renderer/c_library.h"
 #include "renderer/c_vector.h"
 #include "renderer/cstyle.h"
@@ -240,7 +241,7 @@ static inline int64_t loom_ipow(int64_t a, int64_t b) {
 }
 
 std::vector<std::string> c_flags() {
-  return {"-O2",      "-fno-tree-loop-vectorize", "-fno-tree-slp-vectorize", "-march=native", "-mprefer-vector-width=512",
+  return {"-O2",      "-fno-tree-loop-vectorize", "-fno-tree-slp-vectorize", "-march=" + knobs::march(), "-mprefer-vector-width=512",
           "-fwrapv",  "-ffp-contract=off",        "-fno-math-errno",         "-std=gnu11"};
 }
 

@@ -15,8 +15,9 @@ const std::string &c_prelude();
 
 // The C compiler flags the source needs (GCC or Clang, gnu11).
 // No auto-vectorization: kernels vectorize only where the vectorize pass
-// says (codegen/vectorize.h: explicit vector types, 512 bits wide where the
-// machine has AVX-512, -mprefer-vector-width=512), because GCC 12.2's
+// says (codegen/vectorize.h: explicit vector types, as wide as the -march's
+// vector registers, LOOM_MARCH or native: the CPU device's Target, and
+// -mprefer-vector-width=512 where that has AVX-512), because GCC 12.2's
 // vectorizers miscompile kernels here:
 //  - -fno-tree-loop-vectorize: the loop vectorizer, a reduction over a loop
 //    nest whose index runs backwards (a flipped view summed: every element

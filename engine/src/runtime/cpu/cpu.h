@@ -14,5 +14,9 @@ Device &device();
 // Runs job(i) for i in [0, threads) on the pool's threads (i == 0 on the caller).
 void parallel_run(int threads, const std::function<void(int)> &job);
 int pool_threads();
+// The widest float vector, in bytes, of the -march the kernels compile for
+// (LOOM_MARCH, default native): the CPU target's group width. Raises when
+// the compiler rejects the -march or this machine cannot run it.
+int64_t vector_bytes();
 
 }  // namespace loom::runtime::cpu

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "knobs/knobs.h"
 #include "loom/error.h"
 #include "renderer/c_renderer.h"
 #include "runtime/cpu/blas.h"
@@ -68,6 +69,43 @@ class CpuProgram : public Program {
   KernelFn fn_;
 };
 
+// Raises unless this machine runs code for the kernels' -march, where it can
+// tell (the x86-64 levels; "native" always runs).
+void check_march_runs_here() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const std::string &m = knobs::march();
+  const bool runs = m == "x86-64-v2"   ? __builtin_cpu_supports("x86-64-v2")
+                    : m == "x86-64-v3" ? __builtin_cpu_supports("x86-64-v3")
+                    : m == "x86-64-v4" ? __builtin_cpu_supports("x86-64-v4")
+                                       : true;
+  if (!runs) throw Error("LOOM_MARCH=" + m + ": this machine cannot run code compiled for it");
+#endif
+}
+
+}  // namespace
+
+// The compiler's predefined macros for the kernels' flags: 64 bytes with
+// AVX-512F, 32 with AVX, 16 otherwise (SSE, NEON).
+int64_t vector_bytes() {
+  static const int64_t bytes = [] {
+    check_march_runs_here();
+    std::vector<std::string> command{kCompiler};
+    const std::vector<std::string> f = renderer::c_flags();
+    command.insert(command.end(), f.begin(), f.end());
+    command.insert(command.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
+    ProcessResult r = run_process(command);
+    if (r.status != 0)
+      throw Error("the C compiler '" + std::string(kCompiler) + "' rejects the kernels' flags (LOOM_MARCH=" +
+                  knobs::march() + "): " + r.output);
+    if (r.output.find("#define __AVX512F__ ") != std::string::npos) return int64_t{64};
+    if (r.output.find("#define __AVX__ ") != std::string::npos) return int64_t{32};
+    return int64_t{16};
+  }();
+  return bytes;
+}
+
+namespace {
+
 // A kernel's function is renamed to its symbol (derived from its cache key),
 // so kernels of the same name can share a translation unit.
 std::string symbol(const CacheEntry &e) { return "loom_" + e.key; }
@@ -109,6 +147,11 @@ class CpuCompiler : public KernelCompiler {
 class CpuDevice : public Device {
  public:
   const char *name() const override { return "CPU"; }
+  codegen::Target target() const override {
+    codegen::Target t;
+    t.group_bytes = t.vector_bytes = vector_bytes();
+    return t;
+  }
   KernelSource source(const codegen::KernelSpec &p) const override {
     return {.name = p.name, .source = renderer::c_prelude() + renderer::render_c(p), .body = renderer::c_prelude().size(),
             .buffers = p.buf_dtypes.size(), .vars = p.vars.size()};
