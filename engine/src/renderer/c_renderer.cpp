@@ -245,4 +245,20 @@ std::vector<std::string> c_flags() {
           "-fwrapv",  "-ffp-contract=off",        "-fno-math-errno",         "-std=gnu11"};
 }
 
+bool machine_runs(const std::string &march) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  // Feature by feature: clang 14 knows no level names in __builtin_cpu_supports.
+  const bool v2 = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt");
+  const bool v3 = v2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+  if (march == "x86-64-v2") return v2;
+  if (march == "x86-64-v3") return v3;
+  if (march == "x86-64-v4") return v4;
+#endif
+  return true;
+}
+
 }  // namespace loom::renderer

@@ -32,4 +32,9 @@ const std::string &c_prelude();
 // errno from math functions.
 std::vector<std::string> c_flags();
 
+// Whether this machine runs code compiled for -march=`march`, where that can
+// be told: the x86-64 levels (x86-64-v2, -v3, -v4) by their CPU features;
+// any other -march (native included) is taken to run.
+bool machine_runs(const std::string &march);
+
 }  // namespace loom::renderer

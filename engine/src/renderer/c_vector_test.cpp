@@ -59,10 +59,9 @@ int main(void) {
 // compiles for each, as kernels compile for LOOM_MARCH.
 std::vector<std::string> marches_run_here() {
   std::vector<std::string> out{""};  // the kernels' own flags
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("x86-64-v2")) out.push_back("-march=x86-64-v2");  // SSE4.2: 16-byte vectors
-  if (__builtin_cpu_supports("x86-64-v3")) out.push_back("-march=x86-64-v3");  // AVX2: 32
-  if (__builtin_cpu_supports("x86-64-v4")) out.push_back("-march=x86-64-v4");  // AVX-512: 64
+#if defined(__x86_64__)
+  for (const char *level : {"x86-64-v2", "x86-64-v3", "x86-64-v4"})  // 16-, 32- and 64-byte vectors
+    if (machine_runs(level)) out.push_back(std::string("-march=") + level);
 #endif
   return out;
 }

@@ -186,10 +186,12 @@ Work broadcast(const Tensor &t, int root, bool async) {
                      std::to_string(c.size()));
   auto [in, src] = input_of(t, "broadcast");
   count(t);
-  // The root sends its own value; the others receive into a new buffer.
+  // The root sends its own value (and returns it as a tensor of its own, not
+  // t, which later in-place updates would change); the others receive into a
+  // new buffer.
   if (c.rank() == root)
     return started(c.broadcast(const_cast<void *>(src), static_cast<size_t>(t.numel()), t.dtype(), root, async), in,
-                   in);
+                   Tensor(in.uop()));
   auto [out, dst] = output_of(t.dtype(), t.shape());
   return started(c.broadcast(dst, static_cast<size_t>(t.numel()), t.dtype(), root, async), in, out);
 }

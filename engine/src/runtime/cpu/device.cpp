@@ -69,26 +69,14 @@ class CpuProgram : public Program {
   KernelFn fn_;
 };
 
-// Raises unless this machine runs code for the kernels' -march, where it can
-// tell (the x86-64 levels; "native" always runs).
-void check_march_runs_here() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  const std::string &m = knobs::march();
-  const bool runs = m == "x86-64-v2"   ? __builtin_cpu_supports("x86-64-v2")
-                    : m == "x86-64-v3" ? __builtin_cpu_supports("x86-64-v3")
-                    : m == "x86-64-v4" ? __builtin_cpu_supports("x86-64-v4")
-                                       : true;
-  if (!runs) throw Error("LOOM_MARCH=" + m + ": this machine cannot run code compiled for it");
-#endif
-}
-
 }  // namespace
 
 // The compiler's predefined macros for the kernels' flags: 64 bytes with
 // AVX-512F, 32 with AVX, 16 otherwise (SSE, NEON).
 int64_t vector_bytes() {
   static const int64_t bytes = [] {
-    check_march_runs_here();
+    if (!renderer::machine_runs(knobs::march()))
+      throw Error("LOOM_MARCH=" + knobs::march() + ": this machine cannot run code compiled for it");
     std::vector<std::string> command{kCompiler};
     const std::vector<std::string> f = renderer::c_flags();
     command.insert(command.end(), f.begin(), f.end());
