@@ -80,6 +80,11 @@ comm::Reduce reduce_of(ReduceOp op, DType dtype, const std::string &what) {
   throw Error(what + ": unknown ReduceOp");
 }
 
+// The result as the op gives it: Avg's sum divided by the world size.
+Tensor averaged(const Tensor &out, ReduceOp op, const comm::Communicator &c) {
+  return op == ReduceOp::Avg ? out.div(Tensor::full({}, c.size(), out.dtype())) : out;
+}
+
 void count(const Tensor &t) {
   RunStats &s = engine::stats();
   s.collectives++;
@@ -175,8 +180,7 @@ Work all_reduce(const Tensor &t, ReduceOp op, bool async) {
   auto [out, dst] = output_of(t.dtype(), t.shape());
   count(t);
   auto pending = c.all_reduce(src, dst, static_cast<size_t>(t.numel()), t.dtype(), r, async);
-  Tensor result = op == ReduceOp::Avg ? out.div(Tensor::full({}, c.size(), t.dtype())) : out;
-  return started(std::move(pending), in, result);
+  return started(std::move(pending), in, averaged(out, op, c));
 }
 
 Work broadcast(const Tensor &t, int root, bool async) {
@@ -218,8 +222,7 @@ Work reduce_scatter(const Tensor &t, ReduceOp op, bool async) {
   auto [out, dst] = output_of(t.dtype(), shape);
   count(t);
   auto pending = c.reduce_scatter(src, dst, static_cast<size_t>(shape_numel(shape)), t.dtype(), r, async);
-  Tensor result = op == ReduceOp::Avg ? out.div(Tensor::full({}, c.size(), t.dtype())) : out;
-  return started(std::move(pending), in, result);
+  return started(std::move(pending), in, averaged(out, op, c));
 }
 
 void barrier() { joined("barrier").barrier(); }

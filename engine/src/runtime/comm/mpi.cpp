@@ -132,6 +132,16 @@ std::vector<UserFn> half_ops() {
           half_op<To, From, Reduce::Max>};
 }
 
+// Raises "mpi: <what> failed: <MPI's text>" unless rc is MPI_SUCCESS.
+void check(const Api &a, int rc, const char *what) {
+  if (rc == 0) return;
+  char text[kMaxErrorString] = {};
+  int n = 0;
+  std::string why = a.Error_string(rc, text, &n) == 0 ? std::string(text, static_cast<size_t>(n))
+                                                        : "error " + std::to_string(rc);
+  throw Error(std::string("mpi: ") + what + " failed: " + why);
+}
+
 class MpiPending final : public Pending {
  public:
   MpiPending(const Api &a, std::vector<Handle> requests) : a_(a), requests_(std::move(requests)) {}
@@ -156,7 +166,7 @@ class Mpi final : public Communicator {
   std::unique_ptr<Pending> reduce_scatter(const void *in, void *out, size_t count, DType dtype, Reduce op,
                                           bool async) override;
   void barrier() override { check(a_.Barrier(a_.world), "MPI_Barrier"); }
-  void check(int rc, const char *what) const;
+  void check(int rc, const char *what) const { comm::check(a_, rc, what); }
 
  private:
   Handle type_of(DType dtype) const;
@@ -166,20 +176,11 @@ class Mpi final : public Communicator {
   std::vector<Handle> half_ops_, bf16_ops_;  // by Reduce
 };
 
-void Mpi::check(int rc, const char *what) const {
-  if (rc == 0) return;
-  char text[kMaxErrorString] = {};
-  int n = 0;
-  std::string why = a_.Error_string(rc, text, &n) == 0 ? std::string(text, static_cast<size_t>(n))
-                                                         : "error " + std::to_string(rc);
-  throw Error(std::string("mpi: ") + what + " failed: " + why);
-}
-
 bool MpiPending::test() {
   for (Handle &r : requests_) {
     if (!r) continue;
     int done = 0;
-    if (int rc = a_.Test(&r, &done, nullptr); rc != 0) throw Error("mpi: MPI_Test failed: error " + std::to_string(rc));
+    check(a_, a_.Test(&r, &done, nullptr), "MPI_Test");
     if (!done) return false;
   }
   return true;
@@ -187,8 +188,7 @@ bool MpiPending::test() {
 
 void MpiPending::wait() {
   for (Handle &r : requests_)
-    if (r)
-      if (int rc = a_.Wait(&r, nullptr); rc != 0) throw Error("mpi: MPI_Wait failed: error " + std::to_string(rc));
+    if (r) check(a_, a_.Wait(&r, nullptr), "MPI_Wait");
 }
 
 Mpi::Mpi() : a_(loaded().api) {

@@ -113,10 +113,10 @@ class DistributedDataParallel(Module):
         with _loom.no_grad():
             works = []
             for bucket in self._grad_buckets:
-                parts = [(p.grad if p.grad is not None else _loom.zeros_like(p)).reshape(-1) for p in bucket]
+                parts = [p.grad if p.grad is not None else _loom.zeros_like(p) for p in bucket]
                 if self.find_unused_parameters:  # which ranks used each parameter, summed with the gradients
                     parts.append(_loom.tensor([float(p.grad is not None) for p in bucket], dtype=bucket[0].dtype))
-                flat = _loom.cat([t.detach() for t in parts]) / world
+                flat = _flat(parts) / world
                 works.append((bucket, _C.distributed.all_reduce(flat, dist.ReduceOp.SUM, True)))
             for bucket, work in works:
                 flat = work.wait()
