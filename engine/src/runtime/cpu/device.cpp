@@ -40,12 +40,34 @@ const char *kCompiler = "cc";
 // kernel of a unit reads the unit's whole object.
 constexpr size_t kBatchKernels = 48;
 
-// The compiler's identity (version and target), part of every cache key.
+// The macros the compiler predefines for the kernels' flags: the -march
+// resolved to the instruction sets it enables (-march=native names none).
+const std::string &target_macros() {
+  static const std::string text = [] {
+    if (!renderer::machine_runs(knobs::march()))
+      throw Error("LOOM_MARCH=" + knobs::march() + ": this machine cannot run code compiled for it");
+    std::vector<std::string> command{kCompiler};
+    const std::vector<std::string> f = renderer::c_flags();
+    command.insert(command.end(), f.begin(), f.end());
+    command.insert(command.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
+    ProcessResult r = run_process(command);
+    if (r.status != 0)
+      throw Error("the C compiler '" + std::string(kCompiler) + "' rejects the kernels' flags (LOOM_MARCH=" +
+                  knobs::march() + "): " + r.output);
+    return r.output;
+  }();
+  return text;
+}
+
+// The compiler's identity (version and target) and the instruction sets the
+// kernels may use, part of every cache key: a cache copied to a machine of
+// another kind, or filled under another LOOM_MARCH, misses instead of
+// loading code this machine cannot run.
 const std::string &compiler_identity() {
   static const std::string id = [] {
     ProcessResult r = run_process({kCompiler, "-dumpfullversion", "-dumpmachine"});
     if (r.status != 0) throw Error(std::string("cannot run the C compiler '") + kCompiler + "': " + r.output);
-    return r.output;
+    return r.output + "target macros " + hash_hex(target_macros()) + "\n";
   }();
   return id;
 }
@@ -75,18 +97,9 @@ class CpuProgram : public Program {
 // AVX-512F, 32 with AVX, 16 otherwise (SSE, NEON).
 int64_t vector_bytes() {
   static const int64_t bytes = [] {
-    if (!renderer::machine_runs(knobs::march()))
-      throw Error("LOOM_MARCH=" + knobs::march() + ": this machine cannot run code compiled for it");
-    std::vector<std::string> command{kCompiler};
-    const std::vector<std::string> f = renderer::c_flags();
-    command.insert(command.end(), f.begin(), f.end());
-    command.insert(command.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
-    ProcessResult r = run_process(command);
-    if (r.status != 0)
-      throw Error("the C compiler '" + std::string(kCompiler) + "' rejects the kernels' flags (LOOM_MARCH=" +
-                  knobs::march() + "): " + r.output);
-    if (r.output.find("#define __AVX512F__ ") != std::string::npos) return int64_t{64};
-    if (r.output.find("#define __AVX__ ") != std::string::npos) return int64_t{32};
+    const std::string &m = target_macros();
+    if (m.find("#define __AVX512F__ ") != std::string::npos) return int64_t{64};
+    if (m.find("#define __AVX__ ") != std::string::npos) return int64_t{32};
     return int64_t{16};
   }();
   return bytes;
