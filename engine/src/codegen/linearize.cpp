@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "loom/error.h"
+#include "codegen/mul_add.h"
 #include "codegen/vectorize.h"
 #include "uop/graph.h"
 
@@ -158,9 +159,10 @@ class Linearizer {
     for (const UOpRef &r : loops) open_range(r);
     const size_t body = p_.uops.size();
     for (const UOpRef &g : group) {
-      emit(g->src[0]);
+      const std::vector<UOpRef> operands = fold_operands(g);  // a MULADD fold's MUL is its own step
+      for (const UOpRef &v : operands) emit(v);
       push(g);
-      p_.work += depth_iters_ * lanes(*g);
+      p_.work += depth_iters_ * lanes(*g) * static_cast<int64_t>(operands.size());
     }
     for (size_t i = 0; i < loops.size(); i++) close_range();
     // What the body computed from its loop variables is out of scope now: a

@@ -7,6 +7,7 @@
 
 #include "codegen/block.h"
 #include "codegen/merge_axes.h"
+#include "codegen/mul_add.h"
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
 #include "knobs/knobs.h"
@@ -129,6 +130,10 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   if (!knobs::noopt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors, t.vector_bytes / 4);
     log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
+  }
+  if (!knobs::noopt() && t.fma) {
+    lowered = fuse_multiply_add(lowered);
+    log_pass(name, "multiply-add", [&] { return lowered.sink->str(); }, lowered.sink);
   }
   KernelSpec p = linearize(lowered, name, std::move(buf_dtypes));
   log_pass(name, "linearize", [&] { return program_str(p); });

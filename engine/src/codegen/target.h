@@ -30,6 +30,10 @@ struct Target {
   // The widest vector register (the CPU device's: runtime/cpu/cpu.h's
   // vector_bytes): vectors have at most vector_bytes / 4 float32 lanes.
   int64_t vector_bytes = 64;
+  // Fused multiply-add instructions: a float32/float64 sum of products folds
+  // each product with one rounding, as BLAS and torch's CPU GEMM and
+  // convolution kernels do (codegen/mul_add.h). The defaults are AVX-512's.
+  bool fma = true;
   // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.

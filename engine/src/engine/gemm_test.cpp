@@ -241,7 +241,8 @@ TEST(GemmSplit, ExternGemmIsCublasOnCuda) {
 
 // The block pass (codegen/block.h): a generated GEMM whose second operand is
 // larger than L2 runs 64-column blocks outermost (split across the threads),
-// each element still summing its products in k order: the plain loop's bits.
+// each element still summing its products in k order: the plain loop's bits
+// (folded as the target folds a product, testing::add_product).
 TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsValues) {
   if (!testing::on_cpu()) GTEST_SKIP() << "the block pass is the CPU target's";
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: no blocks";
@@ -257,10 +258,12 @@ TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsVal
   Tensor small = Tensor::randn({k, n / 2}).realize();
   EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
   const std::vector<float> av = float_values(a), bv = float_values(b), cv = float_values(c);
+  const bool fused = testing::fused_multiply_add();
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       float acc = 0;
-      for (int64_t x = 0; x < k; x++) acc = acc + av[static_cast<size_t>(i * k + x)] * bv[static_cast<size_t>(x * n + j)];
+      for (int64_t x = 0; x < k; x++)
+        acc = testing::add_product(acc, av[static_cast<size_t>(i * k + x)], bv[static_cast<size_t>(x * n + j)], fused);
       ASSERT_EQ(cv[static_cast<size_t>(i * n + j)], acc) << i << ", " << j;
     }
 }

@@ -333,7 +333,7 @@ size_t count_accumulators(const Tensor &t) {
 // is reused (a matmul's 8x8 tile: A's element serves a row of the tile, B's a
 // column; the vectorize pass makes each row of the tile one vector of eight
 // lanes). Each element still sums in the same order, so the values are the
-// plain loop's, bit for bit.
+// plain loop's, bit for bit (each product folded as the target folds it).
 TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
   testing::ExternGemm generated(false);  // generated code, not OpenBLAS's own summation order
   Tensor::manual_seed(11);
@@ -341,11 +341,13 @@ TEST(Codegen, AReductionComputesATileOfOutputsOverOneLoopNest) {
   Tensor c = a.matmul(b);
   EXPECT_EQ(count_accumulators(c), no_opt() ? 1u : 64u);
   const HostTensor ha = a.to_host(), hb = b.to_host(), hc = c.to_host();
+  const bool fused = testing::fused_multiply_add();
   for (int64_t i = 0; i < 16; ++i)
     for (int64_t j = 0; j < 16; ++j) {
       float acc = 0;
       for (int64_t k = 0; k < 12; ++k)
-        acc = acc + static_cast<float>(ha.get(i * 12 + k)) * static_cast<float>(hb.get(k * 16 + j));
+        acc = testing::add_product(acc, static_cast<float>(ha.get(i * 12 + k)), static_cast<float>(hb.get(k * 16 + j)),
+                                   fused);
       ASSERT_EQ(static_cast<float>(hc.get(i * 16 + j)), acc) << i << ", " << j;
     }
 }

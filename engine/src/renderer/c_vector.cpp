@@ -79,8 +79,12 @@ std::string c_vector_statement(R &r, const UOpRef &u) {
       return vtype(fold->dtype, w) + " " + r.def(fold, "acc") + " = loom_splat" + n + "f(" + r.acc_identity(fold) + ");";
     }
     case Op::Reduce: {
-      const std::string acc = r.name_of(u), v = r.operand(u, 0);
+      const std::string acc = r.name_of(u);
       const Op op = u->arg_as<uop::ReduceArg>().op;
+      if (op == Op::MulAdd)  // the MUL's factors (codegen/mul_add.h), a scalar one broadcast
+        return acc + " = loom_vfmaf" + n + "(" + operand(r, u->src[0], 0, w) + ", " + operand(r, u->src[0], 1, w) + ", " +
+               acc + ");";
+      const std::string v = r.operand(u, 0);
       if (op == Op::Add) return acc + " = " + acc + " + " + v + ";";
       return acc + " = loom_v" + std::string(op == Op::Max ? "max" : "min") + "f" + n + "(" + acc + ", " + v + ");";
     }
@@ -106,6 +110,15 @@ static inline loom_v$Wi loom_splat$Wi(int32_t x) { return (loom_v$Wi){$X}; }
 static inline loom_v$Wf loom_vload$Wf(const float *p) { loom_v$Wf v; __builtin_memcpy(&v, p, sizeof v); return v; }
 static inline loom_v$Wf loom_vsel$W(loom_v$Wi c, loom_v$Wf a, loom_v$Wf b) {
   return (loom_v$Wf)(((loom_v$Wi)a & c) | ((loom_v$Wi)b & ~c));
+}
+static inline loom_v$Wf loom_vfmaf$W(loom_v$Wf a, loom_v$Wf b, loom_v$Wf c) {
+#ifdef LOOM_VFMA$W
+  return LOOM_VFMA$W(a, b, c);
+#else
+  loom_v$Wf r;
+  for (int i = 0; i < $W; i++) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+#endif
 }
 static inline loom_v$Wf loom_vmaxf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a > b), a, b); }
 static inline loom_v$Wf loom_vminf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a < b), a, b); }
@@ -163,7 +176,18 @@ static inline loom_v$Wf loom_vtanhf$W(loom_v$Wf x) {
   return loom_vsel$W(a < 0.625f, p * s * x + x, big);
 }
 )";
-  std::string out;
+  // The fused multiply-add instructions of each width, where the -march has
+  // them (x86's FMA3 and AVX-512F; GCC's and clang's builtins, as
+  // immintrin.h spells them, without its ~0.1 s of parsing per unit).
+  // Elsewhere loom_vfmaf<W> computes each lane's fmaf.
+  std::string out = R"(#if defined(__x86_64__) && defined(__FMA__)
+#define LOOM_VFMA4 __builtin_ia32_vfmaddps
+#define LOOM_VFMA8 __builtin_ia32_vfmaddps256
+#endif
+#if defined(__x86_64__) && defined(__AVX512F__)
+#define LOOM_VFMA16(a, b, c) __builtin_ia32_vfmaddps512_mask(a, b, c, (unsigned short)-1, 4)
+#endif
+)";
   for (int w : {4, 8, 16}) {
     std::string s = tmpl, x;
     for (int i = 0; i < w; i++) x += i ? ", x" : "x";

@@ -29,12 +29,13 @@ static float from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
     loom_v##W##f x = loom_vload##W##f(xs + i), y = loom_vload##W##f(ys + i);                  \
     loom_v##W##f e = loom_vexpf##W(x), r = loom_verff##W(x), mx = loom_vmaxf##W(x, y),        \
                  mn = loom_vminf##W(x, y), s = loom_vsel##W(x < y, x, y), lg = loom_vlogf##W(x), \
-                 th = loom_vtanhf##W(x);                                                      \
+                 th = loom_vtanhf##W(x), fm = loom_vfmaf##W(x, y, mn);                        \
     for (int l = 0; l < W; l++) {                                                             \
       const float a = xs[i + l], b = ys[i + l];                                               \
       bad += !same(e[l], loom_expf(a)) + !same(r[l], loom_erff(a)) + !same(mx[l], loom_maxf(a, b)) + \
              !same(mn[l], loom_minf(a, b)) + !same(s[l], loom_self(a < b, a, b)) +            \
-             !same(lg[l], loom_logf(a)) + !same(th[l], loom_tanhf(a));                        \
+             !same(lg[l], loom_logf(a)) + !same(th[l], loom_tanhf(a)) +                       \
+             !same(fm[l], fmaf(a, b, loom_minf(a, b)));                                      \
     }                                                                                         \
   }
 int main(void) {

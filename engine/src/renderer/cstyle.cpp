@@ -25,10 +25,17 @@ std::string prelude_math(R &r, const UOpRef &u) {
   if (u->dtype == DType::Float64) return math(r, u);
   return r.rounded(u->dtype, "loom_" + std::string(uop::op_info(u->op).math) + "f(" + r.operand(u, 0) + ")");
 }
-// acc = acc (op) value: a REDUCE or SCAN's accumulate step.
+// a * b + c rounded once: C's fma at the dtype's width.
+std::string fused(R &r, DType d, const std::string &a, const std::string &b, const std::string &c) {
+  return r.rounded(d, std::string(d == DType::Float64 ? "fma(" : "fmaf(") + a + ", " + b + ", " + c + ")");
+}
+// acc = acc (op) value: a REDUCE or SCAN's accumulate step; a MULADD fold
+// reads its MUL's factors (codegen/mul_add.h).
 std::string accumulate(R &r, const UOpRef &u) {
   const std::string a = r.name_of(u);
-  return a + " = " + r.combine(u->arg_as<uop::ReduceArg>().op, u->dtype, a, r.operand(u, 0), false) + ";";
+  const Op op = u->arg_as<uop::ReduceArg>().op;
+  if (op == Op::MulAdd) return a + " = " + fused(r, u->dtype, r.operand(u->src[0], 0), r.operand(u->src[0], 1), a) + ";";
+  return a + " = " + r.combine(op, u->dtype, a, r.operand(u, 0), false) + ";";
 }
 std::string infix(R &r, const UOpRef &u, const char *op) {
   return "(" + r.operand(u, 0) + " " + op + " " + r.operand(u, 1) + ")";
@@ -186,7 +193,7 @@ std::string R::combine(Op op, DType d, const std::string &a, const std::string &
 std::string R::acc_identity(const UOpRef &fold) const {
   const Op op = fold->arg_as<uop::ReduceArg>().op;
   const DType d = fold->dtype;
-  if (op == Op::Add) return is_float(d) ? "0.0f" : "0";
+  if (op == Op::Add || op == Op::MulAdd) return is_float(d) ? "0.0f" : "0";
   if (op == Op::Mul) return is_float(d) ? "1.0f" : "1";
   const bool mx = op == Op::Max;
   if (is_float(d)) return mx ? "-INFINITY" : "INFINITY";
@@ -283,6 +290,9 @@ const R::Table &R::expression_rules() {
       {Op::CmpLe, [](R &r, const UOpRef &u) { return infix(r, u, "<="); }},
       {Op::CmpEq, [](R &r, const UOpRef &u) { return infix(r, u, "=="); }},
       {Op::CmpNe, [](R &r, const UOpRef &u) { return infix(r, u, "!="); }},
+      {Op::MulAdd, [](R &r, const UOpRef &u) {
+         return fused(r, u->dtype, r.operand(u, 0), r.operand(u, 1), r.operand(u, 2));
+       }},
       {Op::Where, [](R &r, const UOpRef &u) {
          return "(" + r.operand(u, 0) + " ? " + r.operand(u, 1) + " : " + r.operand(u, 2) + ")";
        }},

@@ -300,6 +300,7 @@ codegen::Target cuda_target() {
   t.reduce_tiles = false;
   t.beam = false;
   t.vectors = codegen::Vectors::Memory;
+  t.fma = false;  // the kernels compile with --fmad=false, as the emulator runs them
   t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
   t.block_threads = 256;
   t.group_max_outputs = 4096;  // fewer outputs than this fill no GPU one thread each

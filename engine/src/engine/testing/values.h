@@ -1,6 +1,7 @@
-// Tests: a tensor's elements as floats, and whether LOOM_NOOPT turns the
-// kernel optimizations off in this run.
+// Tests: a tensor's elements as floats, whether LOOM_NOOPT turns the kernel
+// optimizations off in this run, and how the kernels fold a sum of products.
 #pragma once
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "engine/realize.h"
 #include "knobs/knobs.h"
 #include "loom/tensor.h"
+#include "runtime/device.h"
 #include "uop/graph.h"
 
 namespace loom::testing {
@@ -25,6 +27,11 @@ inline std::vector<float> float_values(const Tensor &t) {
 inline Tensor literal(double c, DType dt = DType::Float64) { return Tensor(uop::const_tensor(c, dt, {})); }
 
 inline bool no_opt() { return knobs::noopt(); }
+
+// Whether the default device's kernels fold a float sum of products with
+// fused multiply-adds (codegen/mul_add.h), and acc + p * q as they fold it.
+inline bool fused_multiply_add() { return runtime::default_device().target().fma && !no_opt(); }
+inline float add_product(float acc, float p, float q, bool fused) { return fused ? std::fmaf(p, q, acc) : acc + p * q; }
 
 // Whether kernels run on the CPU device (not LOOM_DEVICE=CUDA or
 // CUDA_EMULATOR): tests of its own machinery (OpenBLAS, the block pass, the

@@ -18,5 +18,8 @@ int pool_threads();
 // (LOOM_MARCH, default native): the CPU target's group width. Raises when
 // the compiler rejects the -march or this machine cannot run it.
 int64_t vector_bytes();
+// Whether that -march has fused multiply-add instructions (x86's FMA3,
+// AArch64's): the CPU target's Target::fma.
+bool fused_multiply_add();
 
 }  // namespace loom::runtime::cpu

@@ -105,6 +105,12 @@ int64_t vector_bytes() {
   return bytes;
 }
 
+bool fused_multiply_add() {
+  static const bool fma = target_macros().find("#define __FMA__ ") != std::string::npos ||
+                          target_macros().find("#define __ARM_FEATURE_FMA ") != std::string::npos;
+  return fma;
+}
+
 namespace {
 
 // A kernel's function is renamed to its symbol (derived from its cache key),
@@ -151,6 +157,7 @@ class CpuDevice : public Device {
   codegen::Target target() const override {
     codegen::Target t;
     t.group_bytes = t.vector_bytes = vector_bytes();
+    t.fma = fused_multiply_add();
     return t;
   }
   KernelSource source(const codegen::KernelSpec &p) const override {
