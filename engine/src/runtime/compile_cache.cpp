@@ -59,10 +59,9 @@ void build_batch(const KernelCompiler &c, const std::vector<const CacheEntry *> 
   if (!publish_cache_file(tmp, paths)) throw Error("cannot move a compiled kernel into " + cache_dir());
 }
 
-// Builds the distinct kernels among `which` in batches of at most the
-// compiler's limit, at least one batch per core, the batches in parallel. A
-// batch that fails builds again kernel by kernel, so the error shows the
-// kernel at fault.
+// Builds the distinct kernels among `which` in batch_count batches, in
+// parallel. A batch that fails builds again kernel by kernel, so the error
+// shows the kernel at fault.
 void build_misses(const KernelCompiler &c, const std::vector<CacheEntry> &entries, const std::vector<size_t> &which) {
   std::vector<const CacheEntry *> todo;
   std::unordered_set<std::string> seen;
@@ -70,7 +69,7 @@ void build_misses(const KernelCompiler &c, const std::vector<CacheEntry> &entrie
     if (seen.insert(entries[i].key).second) todo.push_back(&entries[i]);
   if (todo.empty()) return;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency()), limit = std::max<size_t>(1, c.batch_limit());
-  const size_t n = std::min(todo.size(), std::max(cores, (todo.size() + limit - 1) / limit));
+  const size_t n = batch_count(todo.size(), limit, cores);
   std::vector<std::vector<const CacheEntry *>> batches(n);
   for (size_t i = 0; i < todo.size(); ++i) batches[i % n].push_back(todo[i]);
   std::vector<size_t> all(n);
@@ -86,6 +85,11 @@ void build_misses(const KernelCompiler &c, const std::vector<CacheEntry> &entrie
 }
 
 }  // namespace
+
+size_t batch_count(size_t kernels, size_t limit, size_t cores) {
+  const size_t wanted = std::max(cores, (kernels + limit - 1) / limit);
+  return std::min(kernels, (wanted + cores - 1) / cores * cores);
+}
 
 std::string compile_shared_object(const std::vector<std::string> &command, const std::vector<std::string> &libs,
                                   const std::string &source, const std::string &near, const char *suffix,

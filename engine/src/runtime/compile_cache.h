@@ -52,6 +52,11 @@ std::string compile_shared_object(const std::vector<std::string> &command, const
 void *open_symbol(const std::string &path, const std::string &symbol, void *&handle, std::string &error);
 
 CacheEntry cache_entry(const KernelCompiler &c, const KernelSource &k);
+// How many objects `kernels` misses build into, in parallel on `cores`: at
+// most `limit` kernels each, at least one per core, and a multiple of the
+// cores where there are kernels enough (no round of builds leaves a core
+// idle: 128 kernels at 48 a batch on 2 cores build as 4 of 32, not 3 of 43).
+size_t batch_count(size_t kernels, size_t limit, size_t cores);
 // One program per source, in order: from the disk cache where an entry is
 // usable (an unusable one is deleted and counted in stats.cache_healed), the
 // misses built together (counted in stats.compiled).
