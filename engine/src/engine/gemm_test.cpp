@@ -211,6 +211,39 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
 }
 
+// A batch of GEMMs (two or more per thread) runs over the pool's threads, each
+// GEMM on one thread; one GEMM alone runs on all of OpenBLAS's threads. The
+// values agree to float32 rounding, not bit for bit: OpenBLAS on one thread
+// and on two sums differently (with OPENBLAS_NUM_THREADS=1 the bits are equal).
+TEST(GemmSplit, ABatchOfOpenBlasGemmsOverThePoolsThreadsIsEachGemmAlone) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "OpenBLAS is the CPU device's extern GEMM";
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  std::string why;
+  if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
+  testing::ExternGemm on(true);
+  const int64_t batch = 8;
+  const int64_t m = 256, k = 128, n = 192;  // large enough for an extern GEMM alone
+  Tensor a = Tensor::randn({batch, m, k}).realize(), b = Tensor::randn({batch, k, n}).realize();
+  const Tensor c = a.matmul(b);
+  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({c.uop()}));
+  ASSERT_EQ(items.size(), 1u);
+  ASSERT_NE(items[0].program->library(), nullptr);
+  EXPECT_TRUE(items[0].parallel);
+  const std::vector<float> got = float_values(c);
+  for (int64_t i = 0; i < batch; i++) {
+    const Tensor ai = a.slice(0, i, i + 1).reshape({m, k}).contiguous().realize();
+    const Tensor bi = b.slice(0, i, i + 1).reshape({k, n}).contiguous().realize();
+    const std::vector<engine::ExecItem> alone = engine::exec_items(schedule::create_schedule({ai.matmul(bi).uop()}));
+    ASSERT_EQ(alone.size(), 1u);
+    ASSERT_NE(alone[0].program->library(), nullptr);  // OpenBLAS too, on its own threads
+    const std::vector<float> want = float_values(ai.matmul(bi));
+    for (size_t j = 0; j < want.size(); j++) {
+      const float g = got[j + static_cast<size_t>(i * m * n)];
+      ASSERT_NEAR(g, want[j], 1e-5 * (std::fabs(want[j]) + std::sqrt(double(k)))) << "batch element " << i << ", " << j;
+    }
+  }
+}
+
 // On CUDA (and its emulator) the extern GEMM is cuBLAS, for float32 and half
 // matmuls alike (a float32 one large enough for the GEMM split, a half one
 // at any size); with it off, generated code (the half one on tensor cores).
