@@ -15,7 +15,7 @@ bool fusable(DType d) { return d == DType::Float32 || d == DType::Float64; }
 
 const uop::PatternMatcher &rules() {
   static const uop::PatternMatcher pm({
-      {UPat::op(Op::Reduce, {}, "r"),
+      {UPat::op(Op::Reduce),
        [](const uop::Match &m) -> UOpRef {
          const UOpRef &r = m.root;
          const auto &arg = r->arg_as<uop::ReduceArg>();

@@ -196,11 +196,16 @@ TEST(GemmSplit, ACachedStructureKeepsItsSplitsUntilTheThresholdChanges) {
   EXPECT_FALSE(s.cached);
 }
 
-TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
-  if (!testing::on_cpu()) GTEST_SKIP() << "OpenBLAS is the CPU device's extern GEMM";
-  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+// Why this run has no OpenBLAS GEMM to test, or "".
+std::string why_no_openblas_gemm() {
+  if (!testing::on_cpu()) return "OpenBLAS is the CPU device's extern GEMM";
+  if (testing::no_opt()) return "LOOM_NOOPT=1: GEMMs are not split";
   std::string why;
-  if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
+  return runtime::cpu::have_openblas(&why) ? "" : why;
+}
+
+TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
+  if (const std::string why = why_no_openblas_gemm(); !why.empty()) GTEST_SKIP() << why;
   testing::ExternGemm on(true);
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
   const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}));
@@ -216,10 +221,7 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
 // values agree to float32 rounding, not bit for bit: OpenBLAS on one thread
 // and on two sums differently (with OPENBLAS_NUM_THREADS=1 the bits are equal).
 TEST(GemmSplit, ABatchOfOpenBlasGemmsOverThePoolsThreadsIsEachGemmAlone) {
-  if (!testing::on_cpu()) GTEST_SKIP() << "OpenBLAS is the CPU device's extern GEMM";
-  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  std::string why;
-  if (!runtime::cpu::have_openblas(&why)) GTEST_SKIP() << why;
+  if (const std::string why = why_no_openblas_gemm(); !why.empty()) GTEST_SKIP() << why;
   testing::ExternGemm on(true);
   const int64_t batch = 8;
   const int64_t m = 256, k = 128, n = 192;  // large enough for an extern GEMM alone

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "codegen/pipeline.h"
+#include "engine/testing/extern_gemm.h"
 #include "engine/testing/values.h"
-#include "loom/backends.h"
 #include "loom/tensor.h"
 #include "renderer/c_renderer.h"
 #include "schedule/schedule.h"
@@ -83,9 +83,10 @@ std::vector<float> matmul_in_order(const std::vector<float> &a, const std::vecto
 TEST(MulAdd, AGeneratedMatmulIsFmafInLoopOrderBitForBit) {
   const int64_t m = 7, k = 53, n = 40;  // vector lanes and a scalar tail
   const Tensor a = Tensor::randn({m, k}).realize(), b = Tensor::randn({k, n}).realize();
-  const bool was = backends::set_extern_gemm(false);
-  const std::vector<float> got = testing::float_values(a.matmul(b));
-  backends::set_extern_gemm(was);
+  const std::vector<float> got = [&] {
+    testing::ExternGemm generated(false);
+    return testing::float_values(a.matmul(b));
+  }();
   const bool fused = testing::fused_multiply_add();
   const std::vector<float> av = testing::float_values(a), bv = testing::float_values(b);
   const std::vector<float> want = matmul_in_order(av, bv, m, k, n, fused);

@@ -58,6 +58,7 @@ const std::string &target_macros() {
   }();
   return text;
 }
+bool defines(const char *macro) { return target_macros().find("#define " + std::string(macro) + " ") != std::string::npos; }
 
 // The compiler's identity (version and target) and the instruction sets the
 // kernels may use, part of every cache key: a cache copied to a machine of
@@ -96,18 +97,12 @@ class CpuProgram : public Program {
 // The compiler's predefined macros for the kernels' flags: 64 bytes with
 // AVX-512F, 32 with AVX, 16 otherwise (SSE, NEON).
 int64_t vector_bytes() {
-  static const int64_t bytes = [] {
-    const std::string &m = target_macros();
-    if (m.find("#define __AVX512F__ ") != std::string::npos) return int64_t{64};
-    if (m.find("#define __AVX__ ") != std::string::npos) return int64_t{32};
-    return int64_t{16};
-  }();
+  static const int64_t bytes = defines("__AVX512F__") ? 64 : defines("__AVX__") ? 32 : 16;
   return bytes;
 }
 
 bool fused_multiply_add() {
-  static const bool fma = target_macros().find("#define __FMA__ ") != std::string::npos ||
-                          target_macros().find("#define __ARM_FEATURE_FMA ") != std::string::npos;
+  static const bool fma = defines("__FMA__") || defines("__ARM_FEATURE_FMA");
   return fma;
 }
 
