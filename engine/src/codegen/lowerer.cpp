@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "codegen/affine.h"
 #include "codegen/indexing.h"
 #include "loom/error.h"
 #include "uop/graph.h"
@@ -17,6 +18,7 @@ using uop::UOp;
 namespace {
 
 constexpr int64_t kTwoLevelSum = 1024;
+constexpr int64_t kLaneSumMin = 64;
 
 // How many elements each output of a reduction folds.
 int64_t reduced_count(const UOp &reduce) {
@@ -42,6 +44,10 @@ class Lowerer {
   bool share_reduce_ranges = false;
   // Reductions that unrolled_reduction() accepts fold in registers.
   bool fold_short = false;
+  // Float sums that splits_into_lanes() accepts add in this many interleaved
+  // partials (1: none); each sum's partials, in lane order, are recorded.
+  int64_t sum_lanes = 1;
+  std::vector<std::vector<UOpRef>> lane_sums;
 
   // The value of AST node `u` at logical index `idx`. `gate` is true where the
   // element is actually used: loads under a masked view read only when it holds,
@@ -89,17 +95,14 @@ class Lowerer {
         for (auto a : ra.axes)
           if (in[a] == 0) return identity(ra.op, u->dtype);
         if (fold_short && unrolled_reduction(*u)) return unrolled(u, idx, gate);
-        const ReduceLoops loops = share_reduce_ranges ? shared_loops(u) : reduce_loops(*u);
-        std::vector<UOpRef> inner = idx;
-        for (auto &[axis, index] : loops.index) inner[static_cast<size_t>(axis)] = index;
-        UOpRef v = eval(u->src[0], inner, gate);
-        for (size_t level = loops.levels.size(); level-- > 0;) {
-          if (loops.levels[level].empty()) continue;
-          std::vector<UOpRef> s{v};
-          s.insert(s.end(), loops.levels[level].begin(), loops.levels[level].end());
-          v = UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{ra.op, {}});
-        }
-        return v;
+        const int64_t lanes = splits_into_lanes(*u, sum_lanes) ? sum_lanes : 1;
+        const ReduceLoops loops = share_reduce_ranges ? shared_loops(u, lanes) : reduce_loops(*u, lanes);
+        std::vector<UOpRef> partials;
+        for (int64_t j = 0; j < lanes; j++) partials.push_back(reduce_lane(u, loops, idx, gate, lanes, j));
+        if (lanes > 1) lane_sums.push_back(partials);
+        UOpRef total = partials[0];
+        for (size_t j = 1; j < partials.size(); j++) total = uop::alu(Op::Add, total, partials[j]);
+        return total;
       }
       case Op::Gather: {  // an indexed load: the index replaces one coordinate
         const int64_t axis = u->arg_as<int64_t>();
@@ -162,10 +165,12 @@ class Lowerer {
   // sqrt(n) terms, an axis split where it crosses that) into a partial sum,
   // each partial into the total, so the rounding error grows with about
   // 2 sqrt(n) terms instead of n (torch's CPU sums cascade likewise). Other
-  // reductions, and sums shorter than kTwoLevelSum, are one level.
-  ReduceLoops reduce_loops(const UOp &u) {
+  // reductions, and sums shorter than kTwoLevelSum, are one level. Split into
+  // `lanes`, the loops run over the input's last axis divided by it.
+  ReduceLoops reduce_loops(const UOp &u, int64_t lanes) {
     auto &ra = u.arg_as<uop::ReduceArg>();
-    const Shape &in = uop::shape_of(u.src[0]);
+    Shape in = uop::shape_of(u.src[0]);
+    in.back() /= lanes;
     int64_t n = 1;
     for (auto a : ra.axes) n *= in[a];
     // How many trailing terms of each axis the inner level takes (1: none).
@@ -199,10 +204,28 @@ class Lowerer {
   }
 
   // An upcast group's elements share each reduction's loops.
-  const ReduceLoops &shared_loops(const UOpRef &u) {
+  const ReduceLoops &shared_loops(const UOpRef &u, int64_t lanes) {
     auto it = shared_loops_.find(u.get());
-    if (it == shared_loops_.end()) it = shared_loops_.emplace(u.get(), reduce_loops(*u)).first;
+    if (it == shared_loops_.end()) it = shared_loops_.emplace(u.get(), reduce_loops(*u, lanes)).first;
     return it->second;
+  }
+
+  // Lane j of `lanes` of a reduction: the terms whose index along the input's
+  // last axis is j modulo `lanes` (all of them when lanes is 1), folded over
+  // the loops' levels, innermost first.
+  UOpRef reduce_lane(const UOpRef &u, const ReduceLoops &loops, const std::vector<UOpRef> &idx, const UOpRef &gate,
+                     int64_t lanes, int64_t j) {
+    std::vector<UOpRef> inner = idx;
+    for (auto &[axis, index] : loops.index) inner[static_cast<size_t>(axis)] = index;
+    if (lanes > 1) inner.back() = uop::simplify(inner.back() * lanes + j);
+    UOpRef v = eval(u->src[0], inner, gate);
+    for (size_t level = loops.levels.size(); level-- > 0;) {
+      if (loops.levels[level].empty()) continue;
+      std::vector<UOpRef> s{v};
+      s.insert(s.end(), loops.levels[level].begin(), loops.levels[level].end());
+      v = UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{u->arg_as<uop::ReduceArg>().op, {}});
+    }
+    return v;
   }
 
   static UOpRef identity(Op op, DType dt) {
@@ -307,14 +330,32 @@ Reductions reductions(const UOpRef &value, bool skip_short) {
   return r;
 }
 
+bool splits_into_lanes(const UOp &reduce, int64_t lanes) {
+  const auto &ra = reduce.arg_as<uop::ReduceArg>();
+  const Shape &in = uop::shape_of(reduce.src[0]);
+  const bool last = !in.empty() && std::find(ra.axes.begin(), ra.axes.end(), static_cast<int64_t>(in.size()) - 1) != ra.axes.end();
+  return lanes > 1 && ra.op == Op::Add && reduce.dtype == DType::Float32 && last && in.back() % lanes == 0 &&
+         reduced_count(reduce) >= kLaneSumMin;
+}
+
+namespace {
+
+// `value`'s loads lowered over one loop variable per axis of `shape`.
+std::vector<UOpRef> lowered_loads(Lowerer &l, const UOpRef &value, const Shape &shape, std::vector<UOpRef> &idx) {
+  for (int64_t n : shape) idx.push_back(l.range(n));
+  std::vector<UOpRef> loads;
+  for (auto &u : uop::toposort(l.eval(value, idx, UOp::const_int(1, DType::Bool))))
+    if (u->op == Op::Load) loads.push_back(u);
+  return loads;
+}
+
+}  // namespace
+
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;
-  for (int64_t n : shape) idx.push_back(l.range(n));
-  const UOpRef v = l.eval(value, idx, UOp::const_int(1, DType::Bool));
   std::vector<std::vector<bool>> out;
-  for (auto &u : uop::toposort(v)) {
-    if (u->op != Op::Load) continue;
+  for (auto &u : lowered_loads(l, value, shape, idx)) {
     std::vector<bool> uses(shape.size(), false);
     for (auto &x : uop::toposort(u->src[1]))
       for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || (x == idx[d] && x->op == Op::Range);
@@ -323,11 +364,52 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
   return out;
 }
 
-LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
-  const UOpRef &store = ast->src[0];
+std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape &shape) {
   Lowerer l;
-  l.fold_short = fold_short;
-  if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
+  std::vector<UOpRef> idx;
+  std::vector<std::vector<int64_t>> out;
+  for (auto &u : lowered_loads(l, value, shape, idx)) {
+    const Affine a = affine(u->src[1]);
+    std::vector<int64_t> strides(shape.size(), 0);
+    for (size_t d = 0; d < idx.size(); d++) {
+      if (idx[d]->op != Op::Range) continue;
+      auto it = a.terms.find(idx[d].get());
+      // A loop variable inside another term (a division, a modulo) has no one stride.
+      const bool elsewhere = std::any_of(a.terms.begin(), a.terms.end(), [&](const auto &t) {
+        if (t.first == idx[d].get()) return false;
+        for (auto &x : uop::toposort(UOpRef(t.first->shared_from_this())))
+          if (x == idx[d]) return true;
+        return false;
+      });
+      if (it != a.terms.end() && !elsewhere) strides[d] = it->second;
+    }
+    out.push_back(strides);
+  }
+  return out;
+}
+
+bool lanes_load_consecutive(const UOpRef &value, const Shape &shape, int64_t lanes) {
+  Lowerer l;
+  l.sum_lanes = lanes;
+  std::vector<UOpRef> idx;
+  lowered_loads(l, value, shape, idx);
+  auto loads = [](const UOpRef &partial) {
+    std::vector<UOpRef> out;
+    for (auto &u : uop::toposort(partial))
+      if (u->op == Op::Load) out.push_back(u);
+    return out;
+  };
+  for (const auto &sum : l.lane_sums) {
+    const std::vector<UOpRef> first = loads(sum[0]), second = loads(sum[1]);
+    for (size_t i = 0; i < first.size() && i < second.size(); i++)
+      if (consecutive({first[i]->src[1], second[i]->src[1]})) return true;
+  }
+  return false;
+}
+
+namespace {
+
+LoweredKernel lower_store(Lowerer &l, const UOpRef &store, const Upcast &up) {
   const shape::ShapeTracker &st = store->arg_as<shape::ShapeTracker>();
   const Shape &shape = st.shape();
   LoweredKernel k;
@@ -373,6 +455,19 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short) {
   UOpRef value = l.eval(store->src[1], idx, UOp::const_int(1, DType::Bool));
   UOpRef out = UOp::make(Op::Store, DType::Bool, {store->src[0], at(idx), value});
   k.sink = UOp::make(Op::Sink, DType::Bool, {out});
+  return k;
+}
+
+}  // namespace
+
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short, int64_t sum_lanes) {
+  const UOpRef &store = ast->src[0];
+  Lowerer l;
+  l.fold_short = fold_short;
+  if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
+  l.sum_lanes = sum_lanes;
+  LoweredKernel k = lower_store(l, store, up);
+  k.lane_sums = std::move(l.lane_sums);
   return k;
 }
 

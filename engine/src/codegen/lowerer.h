@@ -18,6 +18,8 @@ struct LoweredKernel {
   // other loops close. Null when there is none.
   UOpRef tail_sink;
   size_t tail_depth = 0;
+  // Each sum split into lanes (lower's sum_lanes): its partials, lane 0 first.
+  std::vector<std::vector<UOpRef>> lane_sums;
 };
 
 // Output axes one loop iteration computes several elements of: (axis, how
@@ -34,7 +36,17 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // it: the axis's last (size % amount) elements are then a tail, each
 // computed unrolled after the groups' loop, inside the outer loops.
 // `fold_short`: reductions that unrolled_reduction() accepts fold in registers.
-LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false);
+// `sum_lanes` > 1: a sum that splits_into_lanes() accepts adds in that many
+// partials, lane j taking the terms whose index along the input's last axis
+// is j modulo sum_lanes (each partial in the order above, over a loop nest
+// the lanes share), then partial 0 + partial 1 + ... in lane order. The
+// vectorize pass makes the partials one vector accumulator where the terms
+// are consecutive in memory (a row sum, a per-channel sum over an image).
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1);
+
+// A float32 sum of at least 64 terms whose axes include its input's last,
+// that axis a multiple of `lanes` long (> 1).
+bool splits_into_lanes(const uop::UOp &reduce, int64_t lanes);
 
 // A reduction of at most kUnrolledReduce elements (a pool's window) of
 // float32, float64 or int64, folding by add, max or min, may fold in
@@ -58,5 +70,12 @@ Reductions reductions(const UOpRef &value, bool skip_short);
 // For each load of `value` (a kernel's stored value, output shape `shape`),
 // which output axes its address depends on.
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape);
+// For each load of `value` (over `shape`), how many elements its address
+// moves per step along each axis: 0 where it does not move, or not by one
+// amount (the axis's index divided or taken modulo).
+std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape &shape);
+// Whether some load of lane 1 of a sum of `value` split into `lanes` reads the
+// element after lane 0's (the terms are consecutive in memory).
+bool lanes_load_consecutive(const UOpRef &value, const Shape &shape, int64_t lanes);
 
 }  // namespace loom::codegen

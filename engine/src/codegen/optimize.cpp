@@ -146,6 +146,17 @@ Upcast optimize(const UOpRef &ast, const Target &t) {
   return {};
 }
 
+int64_t sum_lanes(const UOpRef &ast, const Upcast &up, const Target &t) {
+  const KernelShape k = kernel_shape(ast);
+  if (k.kind != KernelShape::Reduce || !splits_into_lanes(*k.reduce, t.sum_lanes)) return 1;
+  if (!up.empty()) {
+    const size_t axis = static_cast<size_t>(up.back().first);
+    for (const auto &s : load_strides(k.value, k.shape))
+      if (s[axis] == 1) return 1;
+  }
+  return lanes_load_consecutive(k.value, k.shape, t.sum_lanes) ? t.sum_lanes : 1;
+}
+
 std::vector<Upcast> upcast_candidates(const UOpRef &ast, size_t n) {
   const KernelShape k = kernel_shape(ast);
   if (k.kind == KernelShape::None) return {};

@@ -124,8 +124,11 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   const UOpRef kernel = optimize_input(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
   const Upcast up = forced ? *forced : knobs::noopt() ? Upcast{} : optimize(kernel, t);
-  log_pass(name, forced ? "optimize (given)" : "optimize", [&] { return upcast_str(up); });
-  LoweredKernel lowered = lower(kernel, up, !knobs::noopt());
+  const int64_t lanes = knobs::noopt() ? 1 : sum_lanes(kernel, up, t);
+  log_pass(name, forced ? "optimize (given)" : "optimize", [&] {
+    return upcast_str(up) + (lanes > 1 ? "sum lanes " + std::to_string(lanes) + "\n" : "");
+  });
+  LoweredKernel lowered = lower(kernel, up, !knobs::noopt(), lanes);
   log_pass(name, "lower", [&] { return lowered.sink->str(); }, lowered.sink);
   if (!knobs::noopt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors, t.vector_bytes / 4);

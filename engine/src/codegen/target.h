@@ -34,6 +34,10 @@ struct Target {
   // each product with one rounding, as BLAS and torch's CPU GEMM and
   // convolution kernels do (codegen/mul_add.h). The defaults are AVX-512's.
   bool fma = true;
+  // Float32 sums along memory add in this many interleaved partials, one
+  // vector accumulator (codegen/optimize.h's sum_lanes; 1: one running sum).
+  // The same on every vector width, so the values are too.
+  int64_t sum_lanes = 8;
   // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.

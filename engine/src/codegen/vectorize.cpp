@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
+#include "codegen/affine.h"
 #include "uop/graph.h"
 
 namespace loom::codegen {
@@ -39,55 +41,6 @@ bool pays(const UOpRef &sink, Vectors mode) {
     if (mode == Vectors::All && (uop::op_info(u->op).flags & uop::OpInfo::kPays)) return true;
   }
   return false;
-}
-
-// An index as sum(coefficient * term) + constant, to tell consecutive indices.
-struct Affine {
-  std::map<const UOp *, int64_t> terms;
-  int64_t constant = 0;
-};
-
-void add_affine(const UOpRef &u, int64_t scale, Affine &a) {
-  auto int_const = [](const UOpRef &c) { return c->is_const() && std::holds_alternative<int64_t>(c->arg); };
-  if (int_const(u)) {
-    a.constant += scale * std::get<int64_t>(u->arg);
-  } else if (u->op == Op::Add) {
-    add_affine(u->src[0], scale, a);
-    add_affine(u->src[1], scale, a);
-  } else if (u->op == Op::Sub) {
-    add_affine(u->src[0], scale, a);
-    add_affine(u->src[1], -scale, a);
-  } else if (u->op == Op::Mul && int_const(u->src[1])) {
-    add_affine(u->src[0], scale * std::get<int64_t>(u->src[1]->arg), a);
-  } else if (u->op == Op::Mul && int_const(u->src[0])) {
-    add_affine(u->src[1], scale * std::get<int64_t>(u->src[0]->arg), a);
-  } else {
-    a.terms[u.get()] += scale;
-  }
-}
-
-Affine affine(const UOpRef &u) {
-  Affine a;
-  add_affine(u, 1, a);
-  std::erase_if(a.terms, [](const auto &t) { return t.second == 0; });
-  return a;
-}
-
-// Index i of `idx` is index 0 plus i, for every i.
-bool consecutive(const std::vector<UOpRef> &idx) {
-  const Affine first = affine(idx[0]);
-  for (size_t i = 1; i < idx.size(); i++) {
-    const Affine a = affine(idx[i]);
-    if (a.terms != first.terms || a.constant - first.constant != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
-// The index is a multiple of w wherever its terms are integers.
-bool aligned(const UOpRef &idx, int64_t w) {
-  const Affine a = affine(idx);
-  return a.constant % w == 0 &&
-         std::all_of(a.terms.begin(), a.terms.end(), [&](const auto &t) { return t.second % w == 0; });
 }
 
 bool all_same(const std::vector<UOpRef> &n) {
@@ -252,7 +205,37 @@ class Vectorizer {
 
 }  // namespace
 
+namespace {
+
+// Each sum's partials (lowerer.h's lane_sums) packed w at a time: a vector
+// accumulator, each partial read back as its lane; the partials then add in
+// lane order as before. A kernel with such sums vectorizes only them.
+LoweredKernel vectorize_lane_sums(const LoweredKernel &k, Vectors mode, int64_t max_lanes) {
+  const int64_t w = lane_count(static_cast<int64_t>(k.lane_sums[0].size()), mode, max_lanes);
+  if (mode != Vectors::All || w == 0) return k;
+  Vectorizer v(w, mode);
+  std::unordered_map<const UOp *, UOpRef> lane_of;
+  for (const auto &sum : k.lane_sums)
+    for (size_t i = 0; i + static_cast<size_t>(w) <= sum.size(); i += static_cast<size_t>(w)) {
+      const std::vector<UOpRef> part(sum.begin() + static_cast<std::ptrdiff_t>(i),
+                                     sum.begin() + static_cast<std::ptrdiff_t>(i) + w);
+      const Pack p = v.pack(part);
+      if (!p.vec) continue;
+      for (size_t j = 0; j < part.size(); j++) lane_of[part[j].get()] = v.lane(p, j);
+    }
+  std::unordered_map<const UOp *, UOpRef> memo;
+  LoweredKernel r = k;
+  r.sink = uop::replace_nodes(k.sink, [&](const UOpRef &u) {
+    auto it = lane_of.find(u.get());
+    return it == lane_of.end() ? nullptr : it->second;
+  }, memo);
+  return pays(r.sink, mode) ? r : k;
+}
+
+}  // namespace
+
 LoweredKernel vectorize(const LoweredKernel &k, const Upcast &up, Vectors mode, int64_t max_lanes) {
+  if (!k.lane_sums.empty() && !k.serial) return vectorize_lane_sums(k, mode, max_lanes);
   if (up.empty() || k.serial || mode == Vectors::None) return k;
   const int64_t w = lane_count(up.back().second, mode, max_lanes);
   const auto &st = k.sink->src;

@@ -22,6 +22,11 @@
 // would only gather and add (no consecutive load, no transcendental: a row sum's
 // rows run as independent scalar chains). A tail (lowerer.h) stays scalar.
 //
+// A kernel whose sums split into lanes (lowerer.h's sum_lanes) packs each
+// sum's partials instead of the upcast group: the partials' terms are
+// consecutive elements, so each partial is one lane of a vector accumulator
+// fed by vector loads, and the partials then add in lane order as scalars.
+//
 // Memory vectors (target.h, a GPU's): 4 lanes, only loads and stores. A load
 // or store of 4 consecutive float32, float16 or bfloat16 elements whose first
 // index is provably a multiple of 4 (every term and the constant of its

@@ -33,6 +33,10 @@ inline bool no_opt() { return knobs::noopt(); }
 inline bool fused_multiply_add() { return runtime::default_device().target().fma && !no_opt(); }
 inline float add_product(float acc, float p, float q, bool fused) { return fused ? std::fmaf(p, q, acc) : acc + p * q; }
 
+// How many interleaved partials the default device's kernels split a float32
+// sum along memory into (codegen/target.h's sum_lanes; 1 under LOOM_NOOPT).
+inline int64_t sum_lanes() { return no_opt() ? 1 : runtime::default_device().target().sum_lanes; }
+
 // Whether kernels run on the CPU device (not LOOM_DEVICE=CUDA or
 // CUDA_EMULATOR): tests of its own machinery (OpenBLAS, the block pass, the
 // buffer pool, LOOM_BEAM) skip elsewhere.
