@@ -364,6 +364,19 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
   return out;
 }
 
+std::vector<bool> costly_axes(const UOpRef &value, const Shape &shape) {
+  Lowerer l;
+  std::vector<UOpRef> idx;
+  for (int64_t n : shape) idx.push_back(l.range(n));
+  std::vector<bool> out(shape.size(), false);
+  for (auto &u : uop::toposort(l.eval(value, idx, UOp::const_int(1, DType::Bool)))) {
+    if (u->dtype != DType::Float32 || !(uop::op_info(u->op).flags & uop::OpInfo::kPays)) continue;
+    for (auto &x : uop::toposort(u))
+      for (size_t d = 0; d < idx.size(); d++) out[d] = out[d] || (x == idx[d] && x->op == Op::Range);
+  }
+  return out;
+}
+
 std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;

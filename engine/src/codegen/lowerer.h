@@ -23,7 +23,8 @@ struct LoweredKernel {
 };
 
 // Output axes one loop iteration computes several elements of: (axis, how
-// many), outermost first (the optimize pass chooses them).
+// many), the optimize pass's choice; the last one's elements vary fastest
+// in a group (the vectorize pass's lanes).
 using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 
 // Each upcast axis counts groups of its amount; an iteration computes every
@@ -70,6 +71,8 @@ Reductions reductions(const UOpRef &value, bool skip_short);
 // For each load of `value` (a kernel's stored value, output shape `shape`),
 // which output axes its address depends on.
 std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape);
+// Which axes of `shape` a float32 exp, erf, log or tanh of `value` depends on.
+std::vector<bool> costly_axes(const UOpRef &value, const Shape &shape);
 // For each load of `value` (over `shape`), how many elements its address
 // moves per step along each axis: 0 where it does not move, or not by one
 // amount (the axis's index divided or taken modulo).

@@ -33,16 +33,32 @@ std::optional<shape::ShapeTracker> reshaped(const shape::ShapeTracker &st, const
   return r;
 }
 
-bool reads_without_division(const shape::ShapeTracker &st, const Shape &inner) {
+// One loop variable per axis of the tracker's shape.
+std::vector<UOpRef> loop_index(const shape::ShapeTracker &st) {
   std::vector<UOpRef> idx;
   for (size_t d = 0; d < st.shape().size(); d++)
     idx.push_back(UOp::make(Op::Range, DType::Int64, {UOp::const_int(st.shape()[d])}, static_cast<int64_t>(d)));
-  auto [coords, valid] = view_coords(st, idx, inner);
+  return idx;
+}
+
+// Divisions and remainders among the expressions.
+size_t divisions(const std::vector<UOpRef> &exprs) {
+  size_t n = 0;
+  for (auto &c : exprs)
+    for (auto &x : uop::toposort(c)) n += x->op == Op::IDiv || x->op == Op::Mod;
+  return n;
+}
+
+bool reads_without_division(const shape::ShapeTracker &st, const Shape &inner) {
+  auto [coords, valid] = view_coords(st, loop_index(st), inner);
   coords.push_back(valid);
-  for (auto &c : coords)
-    for (auto &n : uop::toposort(c))
-      if (n->op == Op::IDiv || n->op == Op::Mod) return false;
-  return true;
+  return divisions(coords) == 0;
+}
+
+// Divisions in a buffer's address and validity through the tracker's views.
+size_t address_divisions(const shape::ShapeTracker &st) {
+  auto [flat, valid] = view_index(st, loop_index(st));
+  return divisions({flat, valid});
 }
 
 // The kernel's value with axes a and a+1 merged, at the kernel's shapes: the
@@ -78,9 +94,12 @@ class Merger {
       const Shape *to = target(st.shape());
       if (!to) return nullptr;
       const UOpRef &src = u->src[0];
+      // A buffer's view stack (a pool's window under a reshape) must not
+      // come to divide the merged axis apart again.
       if (uop::is_kernel_leaf(src->op)) {
         auto r = reshaped(st, *to);
-        return r ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
+        const bool divides = r && st.views.size() > 1 && address_divisions(*r) > address_divisions(st);
+        return r && !divides ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
       }
       // A computed value is read at its own shape: an identity view of it
       // passes the merge on to it; another view merges only where it still

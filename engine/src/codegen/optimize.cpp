@@ -137,11 +137,33 @@ Upcast group(const KernelShape &k, int64_t bytes, bool tails = true) {
   return {{static_cast<int64_t>(axis), u}};
 }
 
+// A float32 kernel evaluating exp, erf, log or tanh (GELU's gradient) whose
+// group does not carry it (a pool's window broadcasts it; a 7-wide image row
+// fits no group) computes a vector's worth of the innermost axis it depends
+// on that one divides (the channels) per iteration, as the group's lanes:
+// the functions, which cost the most, run on vectors; loads along that axis
+// gather and stores scatter. A group that leaves a tail is dropped.
+Upcast costly_lanes(const KernelShape &k, const Target &t, Upcast g) {
+  if (t.vectors != Vectors::All || k.write || k.itemsize != 4) return g;
+  const std::vector<bool> costly = costly_axes(k.value, k.shape);
+  if (!g.empty() && costly[static_cast<size_t>(g.back().first)]) return g;
+  const int64_t lanes = t.vector_bytes / k.itemsize;
+  for (size_t d = k.shape.size(); d-- > 0;) {
+    if (!costly[d] || k.shape[d] % lanes != 0 || (!g.empty() && g.back().first == static_cast<int64_t>(d))) continue;
+    if (!g.empty() && k.shape[static_cast<size_t>(g.back().first)] % g.back().second != 0) g.clear();
+    g.push_back({static_cast<int64_t>(d), lanes});
+    return g;
+  }
+  return g;
+}
+
 }  // namespace
 
 Upcast optimize(const UOpRef &ast, const Target &t) {
   const KernelShape k = kernel_shape(ast);
-  if (k.kind == KernelShape::Elementwise && t.group_bytes > 0) return group(k, t.group_bytes, t.group_tail);
+  if (k.kind == KernelShape::Elementwise && t.group_bytes > 0) {
+    return costly_lanes(k, t, group(k, t.group_bytes, t.group_tail));
+  }
   if (k.kind == KernelShape::Reduce && t.reduce_tiles) return reduce_tile(k.value, k.shape, *k.reduce);
   return {};
 }

@@ -5,6 +5,7 @@
 // program it builds and on the values it computes against plain loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -82,6 +83,42 @@ TEST(KernelOpt, PaddedReadsStepWithoutDivision) {
         const float want = inside ? e[static_cast<size_t>((n * 5 + i - 1) * 7 + j - 2)] : 0.0f;
         ASSERT_EQ(got[static_cast<size_t>((n * 7 + i) * 10 + j)], want) << n << " " << i << " " << j;
       }
+}
+
+TEST(KernelOpt, AWindowViewUnderAReshapeKeepsItsAxesApart) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
+  // 2x2 windows of (2, 3, 10, 10) laid out (2, 3, 5, 5, 4): the output's
+  // (3, 5, 5) would merge, but the buffer's window view below the reshape
+  // would then divide the merged index apart again; the axes stay, and the
+  // window's 4 elements are one group, so no division is left.
+  const std::vector<float> xv = float_values(Tensor::randn({2, 3, 10, 10}));
+  Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {2, 3, 10, 10});
+  Tensor y = x.reshape({2, 3, 5, 2, 5, 2}).permute({0, 1, 2, 4, 3, 5}).reshape({2, 3, 5, 5, 4}).mul(testing::literal(2.0, DType::Float32));
+  const codegen::KernelSpec p = program_of(y);
+  EXPECT_EQ(count(p, Op::IDiv) + count(p, Op::Mod), 0);
+  EXPECT_EQ(loop_sizes(p), std::vector<int64_t>({2, 3, 5, 5}));
+  const std::vector<float> got = float_values(y);
+  for (size_t i = 0; i < got.size(); i++) {
+    const size_t k = i % 4, w = i / 4 % 5, h = i / 20 % 5, nc = i / 100;
+    ASSERT_EQ(got[i], 2.0f * xv[nc * 100 + (h * 2 + k / 2) * 10 + w * 2 + k % 2]) << "element " << i;
+  }
+}
+
+TEST(KernelOpt, ACostlyFunctionBroadcastOverAWindowRunsOnVectorsOfChannels) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
+  // erf(x) broadcast over a 2x2 window (a max-pool's gradient after GELU's):
+  // the group of the window's 4 elements would evaluate erf once per scalar
+  // lane; the kernel computes 16 channels per iteration instead, erf on
+  // vectors of them, with the same bits as the scalar erf.
+  const Tensor x = Tensor::randn({2, 32, 7, 7}).realize(), m = Tensor::randn({2, 32, 7, 7, 4}).realize();
+  Tensor y = x.erf().reshape({2, 32, 7, 7, 1}).expand({2, 32, 7, 7, 4}).mul(m);
+  const codegen::KernelSpec p = program_of(y);
+  int64_t erf_lanes = 0;
+  for (auto &u : p.uops)
+    if (u->op == Op::Erf) erf_lanes = std::max(erf_lanes, codegen::lanes(*u));
+  EXPECT_EQ(erf_lanes, 16);
+  const std::vector<float> got = float_values(y), e = float_values(x.erf()), mv = float_values(m);
+  for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], e[i / 4] * mv[i]) << "element " << i;
 }
 
 TEST(KernelOpt, ValuesAreComputedInTheOutermostLoopThatDeterminesThem) {
