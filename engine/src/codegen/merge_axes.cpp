@@ -102,11 +102,21 @@ class Merger {
         return r && !divides ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
       }
       // A computed value is read at its own shape: an identity view of it
-      // passes the merge on to it; another view merges only where it still
-      // reads the value's coordinates without division (a broadcast does).
+      // passes the merge on to it; another view merges where it still reads
+      // the value's coordinates without division (a broadcast does), or
+      // where it would once two adjacent axes of the value merge too (a
+      // permute's or a broadcast's view of a value reading them as one).
       if (st.contiguous() && uop::shape_of(src) == st.shape()) return (*this)(src);
       auto r = reshaped(st, *to);
-      return r && reads_without_division(*r, uop::shape_of(src)) ? UOp::make(Op::View, u->dtype, u->src, *r) : nullptr;
+      if (!r) return nullptr;
+      const Shape &inner = uop::shape_of(src);
+      if (reads_without_division(*r, inner)) return UOp::make(Op::View, u->dtype, u->src, *r);
+      for (size_t b = inner.size(); b-- > 1;) {
+        if (!reads_without_division(*r, merged(inner, b - 1))) continue;
+        Merger value(inner, nullptr, b - 1);
+        if (UOpRef v = value(src)) return UOp::make(Op::View, u->dtype, {v}, *r);
+      }
+      return nullptr;
     }
     if (u->op == Op::ReduceAxis) return reduce(u);
     if (!uop::is_alu(u->op) && u->op != Op::Cast) return nullptr;
