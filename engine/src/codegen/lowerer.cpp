@@ -159,6 +159,9 @@ class Lowerer {
   struct ReduceLoops {
     std::vector<std::pair<int64_t, UOpRef>> index;
     std::vector<std::vector<UOpRef>> levels;
+    // Split into lanes: the last axis's whole groups of lanes, and how many
+    // lanes have a term past them (the axis's length modulo the lanes).
+    int64_t groups = 0, tail = 0;
   };
 
   // A long floating-point sum adds in two levels: its innermost loops (about
@@ -170,12 +173,17 @@ class Lowerer {
   ReduceLoops reduce_loops(const UOp &u, int64_t lanes) {
     auto &ra = u.arg_as<uop::ReduceArg>();
     Shape in = uop::shape_of(u.src[0]);
-    in.back() /= lanes;
+    ReduceLoops loops;
+    loops.tail = in.back() % lanes;
+    loops.groups = in.back() /= lanes;
     int64_t n = 1;
     for (auto a : ra.axes) n *= in[a];
     // How many trailing terms of each axis the inner level takes (1: none).
     std::vector<int64_t> inner_part(ra.axes.size(), 1);
-    if (ra.op == Op::Add && is_float(u.dtype) && n >= kTwoLevelSum) {
+    if (loops.tail > 0) {  // the inner level: the last axis's groups, each lane's tail term after them
+      for (size_t i = 0; i < ra.axes.size(); i++)
+        if (ra.axes[i] + 1 == static_cast<int64_t>(in.size())) inner_part[i] = in.back();
+    } else if (ra.op == Op::Add && is_float(u.dtype) && n >= kTwoLevelSum) {
       int64_t block = 1, taken = 1;
       while (block * block < n) block *= 2;
       for (size_t i = ra.axes.size(); i-- > 0;) {
@@ -191,7 +199,6 @@ class Lowerer {
       }
       if (taken < 8 || taken == n) std::fill(inner_part.begin(), inner_part.end(), 1);
     }
-    ReduceLoops loops;
     loops.levels.resize(2);
     for (size_t i = 0; i < ra.axes.size(); i++) {
       const int64_t m = in[ra.axes[i]], b = inner_part[i];
@@ -220,10 +227,17 @@ class Lowerer {
     if (lanes > 1) inner.back() = uop::simplify(inner.back() * lanes + j);
     UOpRef v = eval(u->src[0], inner, gate);
     for (size_t level = loops.levels.size(); level-- > 0;) {
-      if (loops.levels[level].empty()) continue;
-      std::vector<UOpRef> s{v};
-      s.insert(s.end(), loops.levels[level].begin(), loops.levels[level].end());
-      v = UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{u->arg_as<uop::ReduceArg>().op, {}});
+      if (!loops.levels[level].empty()) {
+        std::vector<UOpRef> s{v};
+        s.insert(s.end(), loops.levels[level].begin(), loops.levels[level].end());
+        v = UOp::make(Op::Reduce, u->dtype, s, uop::ReduceArg{u->arg_as<uop::ReduceArg>().op, {}});
+      }
+      if (level + 1 == loops.levels.size() && loops.tail > 0) {
+        // Every lane adds a term (0 past the axis's end), so the lanes stay alike for the vectorize pass.
+        inner.back() = UOp::const_int(loops.groups * lanes + j);
+        const UOpRef term = j < loops.tail ? eval(u->src[0], inner, gate) : UOp::const_(u->dtype, 0);
+        v = UOp::make(Op::Add, u->dtype, {v, term});
+      }
     }
     return v;
   }
@@ -334,7 +348,7 @@ bool splits_into_lanes(const UOp &reduce, int64_t lanes) {
   const auto &ra = reduce.arg_as<uop::ReduceArg>();
   const Shape &in = uop::shape_of(reduce.src[0]);
   const bool last = !in.empty() && std::find(ra.axes.begin(), ra.axes.end(), static_cast<int64_t>(in.size()) - 1) != ra.axes.end();
-  return lanes > 1 && ra.op == Op::Add && reduce.dtype == DType::Float32 && last && in.back() % lanes == 0 &&
+  return lanes > 1 && ra.op == Op::Add && reduce.dtype == DType::Float32 && last && in.back() >= lanes &&
          reduced_count(reduce) >= kLaneSumMin;
 }
 
@@ -394,7 +408,8 @@ std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape 
           if (x == idx[d]) return true;
         return false;
       });
-      if (it != a.terms.end() && !elsewhere) strides[d] = it->second;
+      if (elsewhere) strides[d] = kVaries;
+      else if (it != a.terms.end()) strides[d] = it->second;
     }
     out.push_back(strides);
   }

@@ -1,6 +1,8 @@
 // Lowering: a kernel AST (views over buffers, ALU, REDUCE_AXIS) becomes a
 // kernel graph over loop variables: RANGE, LOAD, ALU, REDUCE, STORE.
 #pragma once
+#include <cstdint>
+
 #include "uop/uop.h"
 
 namespace loom::codegen {
@@ -40,13 +42,16 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // `sum_lanes` > 1: a sum that splits_into_lanes() accepts adds in that many
 // partials, lane j taking the terms whose index along the input's last axis
 // is j modulo sum_lanes (each partial in the order above, over a loop nest
-// the lanes share), then partial 0 + partial 1 + ... in lane order. The
-// vectorize pass makes the partials one vector accumulator where the terms
-// are consecutive in memory (a row sum, a per-channel sum over an image).
+// the lanes share), then partial 0 + partial 1 + ... in lane order. Where
+// sum_lanes does not divide that axis (a 15x15 image), the inner level is
+// the axis's whole groups, after which each lane adds its term past them (or
+// 0), and the other axes add in the outer level. The vectorize pass makes the
+// partials one vector accumulator where the terms are consecutive in memory
+// (a row sum, a per-channel sum over an image).
 LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1);
 
 // A float32 sum of at least 64 terms whose axes include its input's last,
-// that axis a multiple of `lanes` long (> 1).
+// that axis at least `lanes` long (> 1).
 bool splits_into_lanes(const uop::UOp &reduce, int64_t lanes);
 
 // A reduction of at most kUnrolledReduce elements (a pool's window) of
@@ -74,8 +79,9 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
 // Which axes of `shape` a float32 exp, erf, log or tanh of `value` depends on.
 std::vector<bool> costly_axes(const UOpRef &value, const Shape &shape);
 // For each load of `value` (over `shape`), how many elements its address
-// moves per step along each axis: 0 where it does not move, or not by one
-// amount (the axis's index divided or taken modulo).
+// moves per step along each axis: 0 where it does not move, kVaries where
+// not by one amount (the axis's index divided or taken modulo).
+constexpr int64_t kVaries = INT64_MIN;
 std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape &shape);
 // Whether some load of lane 1 of a sum of `value` split into `lanes` reads the
 // element after lane 0's (the terms are consecutive in memory).

@@ -171,10 +171,25 @@ Upcast optimize(const UOpRef &ast, const Target &t) {
 int64_t sum_lanes(const UOpRef &ast, const Upcast &up, const Target &t) {
   const KernelShape k = kernel_shape(ast);
   if (k.kind != KernelShape::Reduce || !splits_into_lanes(*k.reduce, t.sum_lanes)) return 1;
+  // Terms computed in float64 (BatchNorm's affine recomputed in its
+  // gradient) would run per lane, each taken out of its vector: slower than
+  // the upcast's lanes gathering them.
+  for (auto &u : uop::toposort(k.reduce->src[0]))
+    if (u->dtype == DType::Float64) return 1;
+  // A term read along the upcast's innermost axis that also moves along the
+  // reduction (a matmul's other operand; not a per-channel mean).
+  // (An output of another rank than the reduction's input: any term read
+  // along that axis.)
+  const Shape &in = uop::shape_of(k.reduce->src[0]);
+  const bool same_rank = in.size() == k.shape.size();
   if (!up.empty()) {
     const size_t axis = static_cast<size_t>(up.back().first);
-    for (const auto &s : load_strides(k.value, k.shape))
-      if (s[axis] == 1) return 1;
+    const auto &reduced = k.reduce->arg_as<uop::ReduceArg>().axes;
+    for (const auto &s : same_rank ? load_strides(k.reduce->src[0], in) : load_strides(k.value, k.shape))
+      if (s[axis] == 1 && (!same_rank || std::any_of(reduced.begin(), reduced.end(), [&](int64_t a) {
+                             return s[static_cast<size_t>(a)] != 0;
+                           })))
+        return 1;
   }
   return lanes_load_consecutive(k.value, k.shape, t.sum_lanes) ? t.sum_lanes : 1;
 }

@@ -24,9 +24,10 @@ Upcast optimize(const UOpRef &ast, const Target &t = {});
 
 // How many lanes the kernel's float sums split into (lower's sum_lanes):
 // the target's sum_lanes where the reduction's terms are consecutive in
-// memory along its input's last axis and no load is along the innermost axis
-// of the upcast `up` (whose elements the vectorize pass would make the
-// vector lanes instead: a matmul's columns); otherwise 1.
+// memory along its input's last axis and no term is read along the innermost
+// axis of the upcast `up` while moving along the reduction (a matmul's
+// columns, which the vectorize pass makes the vector lanes instead; a
+// per-channel mean does not count); otherwise 1.
 int64_t sum_lanes(const UOpRef &ast, const Upcast &up, const Target &t = {});
 
 // What LOOM_BEAM times: up to `n` upcasts for `ast`, optimize()'s first and

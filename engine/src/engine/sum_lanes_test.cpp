@@ -62,6 +62,17 @@ TEST(SumLanes, ARowSumAddsInterleavedPartialsInLaneOrderBitForBit) {
   EXPECT_FALSE(same_bits(row_sums(xv, rows, n, 8), row_sums(xv, rows, n, 1)));
 }
 
+// 8 lanes do not divide 323: lanes 0-2 take one term more, after the others.
+TEST(SumLanes, ARowOfNoMultipleOfTheLanesAddsEachLanesLastTermAfterItsGroups) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "a GPU's long sums split across threads (codegen/launch.h)";
+  Tensor::manual_seed(42);
+  const int64_t rows = 16, n = 8 * 40 + 3;
+  const Tensor x = Tensor::randn({rows, n}).realize();
+  const std::vector<float> got = testing::float_values(x.sum({1})), xv = testing::float_values(x);
+  EXPECT_TRUE(same_bits(got, row_sums(xv, rows, n, testing::sum_lanes())));
+  EXPECT_FALSE(same_bits(row_sums(xv, rows, n, 8), row_sums(xv, rows, n, 1)));
+}
+
 TEST(SumLanes, TheCTargetsPartialsAreOneVectorAccumulatorPerRowOfTheTile) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns the optimize pass off";
   const Tensor x = Tensor::randn({16, 320}).realize();
@@ -90,6 +101,38 @@ TEST(SumLanes, StridedShortAndMatmulSumsKeepOneRunningSum) {
   if (!testing::on_cpu()) return;  // the values: a GPU's long sums split across threads (codegen/launch.h)
   const std::vector<float> got = testing::float_values(t.sum({1}));
   EXPECT_TRUE(same_bits(got, row_sums(testing::float_values(t.contiguous()), 16, 320, 1)));
+}
+
+// A per-channel sum over (N, C, 15, 15) (BatchNorm's statistics on hlb's
+// images): the image's 225 elements merge into one axis, lane j takes its
+// elements j mod 8, for each image its 28 whole groups then (lane 0) the
+// 225th element, and adds each image's partial into its total.
+TEST(SumLanes, APerChannelSumOverAnOddImageAddsEachImagesPartial) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "a GPU's long sums split across threads (codegen/launch.h)";
+  Tensor::manual_seed(43);
+  const int64_t N = 4, C = 3, HW = 225;
+  const Tensor x = Tensor::randn({N, C, 15, 15}).realize();
+  // keepdim, as BatchNorm reduces: the output's rank is the input's, so the image axes merge.
+  const std::vector<float> got = testing::float_values(x.sum({0, 2, 3}, true)), xv = testing::float_values(x);
+  const int64_t lanes = testing::sum_lanes();
+  for (int64_t c = 0; c < C; c++) {
+    float want = 0.0f;
+    if (lanes == 1) {
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < HW; i++) want += xv[static_cast<size_t>((n * C + c) * HW + i)];
+    } else {
+      std::vector<float> total(static_cast<size_t>(lanes), 0.0f);
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t j = 0; j < lanes; j++) {
+          float image = 0.0f;
+          for (int64_t i = j; i < HW; i += lanes) image += xv[static_cast<size_t>((n * C + c) * HW + i)];
+          total[static_cast<size_t>(j)] += image;
+        }
+      want = total[0];
+      for (int64_t j = 1; j < lanes; j++) want += total[static_cast<size_t>(j)];
+    }
+    EXPECT_EQ(std::memcmp(&got[static_cast<size_t>(c)], &want, sizeof(float)), 0) << "channel " << c;
+  }
 }
 
 // A per-channel sum over (N, C, H, W) (BatchNorm's statistics) splits along
