@@ -161,9 +161,7 @@ Upcast costly_lanes(const KernelShape &k, const Target &t, Upcast g) {
 
 Upcast optimize(const UOpRef &ast, const Target &t) {
   const KernelShape k = kernel_shape(ast);
-  if (k.kind == KernelShape::Elementwise && t.group_bytes > 0) {
-    return costly_lanes(k, t, group(k, t.group_bytes, t.group_tail));
-  }
+  if (k.kind == KernelShape::Elementwise && t.group_bytes > 0) return costly_lanes(k, t, group(k, t.group_bytes, t.group_tail));
   if (k.kind == KernelShape::Reduce && t.reduce_tiles) return reduce_tile(k.value, k.shape, *k.reduce);
   return {};
 }

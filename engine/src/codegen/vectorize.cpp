@@ -203,10 +203,6 @@ class Vectorizer {
   std::map<std::vector<const UOp *>, Pack> memo_;
 };
 
-}  // namespace
-
-namespace {
-
 // Each sum's partials (lowerer.h's lane_sums) packed w at a time: a vector
 // accumulator, each partial read back as its lane; the partials then add in
 // lane order as before. A kernel with such sums vectorizes only them.

@@ -9,21 +9,16 @@
 
 #include "codegen/pipeline.h"
 #include "engine/testing/extern_gemm.h"
+#include "engine/testing/program.h"
 #include "engine/testing/values.h"
 #include "loom/tensor.h"
 #include "renderer/c_renderer.h"
-#include "schedule/schedule.h"
 
 namespace loom {
 namespace {
 
 using uop::Op;
-
-codegen::KernelSpec program_of(const Tensor &t, const codegen::Target &target) {
-  const schedule::Schedule s = schedule::create_schedule({t.uop()});
-  EXPECT_EQ(s.items.size(), 1u);
-  return codegen::kernel_spec(s.items[0], nullptr, target);
-}
+using testing::program_of;
 
 // The folds of the program's reductions.
 std::vector<Op> folds(const codegen::KernelSpec &p) {

@@ -9,20 +9,15 @@
 
 #include "codegen/pipeline.h"
 #include "codegen/vectorize.h"
+#include "engine/testing/program.h"
 #include "engine/testing/values.h"
 #include "loom/tensor.h"
-#include "schedule/schedule.h"
 
 namespace loom {
 namespace {
 
 using uop::Op;
-
-codegen::KernelSpec program_of(const Tensor &t, const codegen::Target &target) {
-  const schedule::Schedule s = schedule::create_schedule({t.uop()});
-  EXPECT_EQ(s.items.size(), 1u);
-  return codegen::kernel_spec(s.items[0], nullptr, target);
-}
+using testing::program_of;
 
 // Accumulators the program declares, counting a vector of n lanes as n.
 int64_t accumulators(const codegen::KernelSpec &p) {
