@@ -354,13 +354,23 @@ bool splits_into_lanes(const UOp &reduce, int64_t lanes) {
 
 namespace {
 
-// `value`'s loads lowered over one loop variable per axis of `shape`.
-std::vector<UOpRef> lowered_loads(Lowerer &l, const UOpRef &value, const Shape &shape, std::vector<UOpRef> &idx) {
+// `value` lowered over one loop variable per axis of `shape` (appended to idx).
+UOpRef lowered(Lowerer &l, const UOpRef &value, const Shape &shape, std::vector<UOpRef> &idx) {
   for (int64_t n : shape) idx.push_back(l.range(n));
+  return l.eval(value, idx, UOp::const_int(1, DType::Bool));
+}
+
+std::vector<UOpRef> loads_in(const UOpRef &u) {
   std::vector<UOpRef> loads;
-  for (auto &u : uop::toposort(l.eval(value, idx, UOp::const_int(1, DType::Bool))))
-    if (u->op == Op::Load) loads.push_back(u);
+  for (auto &x : uop::toposort(u))
+    if (x->op == Op::Load) loads.push_back(x);
   return loads;
+}
+
+// Or-s into `uses` which of the loop variables `idx` the expression reads.
+void mark_ranges(const UOpRef &u, const std::vector<UOpRef> &idx, std::vector<bool> &uses) {
+  for (auto &x : uop::toposort(u))
+    for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || (x == idx[d] && x->op == Op::Range);
 }
 
 }  // namespace
@@ -369,10 +379,9 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
   Lowerer l;
   std::vector<UOpRef> idx;
   std::vector<std::vector<bool>> out;
-  for (auto &u : lowered_loads(l, value, shape, idx)) {
+  for (auto &u : loads_in(lowered(l, value, shape, idx))) {
     std::vector<bool> uses(shape.size(), false);
-    for (auto &x : uop::toposort(u->src[1]))
-      for (size_t d = 0; d < idx.size(); d++) uses[d] = uses[d] || (x == idx[d] && x->op == Op::Range);
+    mark_ranges(u->src[1], idx, uses);
     out.push_back(uses);
   }
   return out;
@@ -381,13 +390,9 @@ std::vector<std::vector<bool>> load_axes(const UOpRef &value, const Shape &shape
 std::vector<bool> costly_axes(const UOpRef &value, const Shape &shape) {
   Lowerer l;
   std::vector<UOpRef> idx;
-  for (int64_t n : shape) idx.push_back(l.range(n));
   std::vector<bool> out(shape.size(), false);
-  for (auto &u : uop::toposort(l.eval(value, idx, UOp::const_int(1, DType::Bool)))) {
-    if (u->dtype != DType::Float32 || !(uop::op_info(u->op).flags & uop::OpInfo::kPays)) continue;
-    for (auto &x : uop::toposort(u))
-      for (size_t d = 0; d < idx.size(); d++) out[d] = out[d] || (x == idx[d] && x->op == Op::Range);
-  }
+  for (auto &u : uop::toposort(lowered(l, value, shape, idx)))
+    if (u->dtype == DType::Float32 && (uop::op_info(u->op).flags & uop::OpInfo::kPays)) mark_ranges(u, idx, out);
   return out;
 }
 
@@ -395,7 +400,7 @@ std::vector<std::vector<int64_t>> load_strides(const UOpRef &value, const Shape 
   Lowerer l;
   std::vector<UOpRef> idx;
   std::vector<std::vector<int64_t>> out;
-  for (auto &u : lowered_loads(l, value, shape, idx)) {
+  for (auto &u : loads_in(lowered(l, value, shape, idx))) {
     const Affine a = affine(u->src[1]);
     std::vector<int64_t> strides(shape.size(), 0);
     for (size_t d = 0; d < idx.size(); d++) {
@@ -420,15 +425,9 @@ bool lanes_load_consecutive(const UOpRef &value, const Shape &shape, int64_t lan
   Lowerer l;
   l.sum_lanes = lanes;
   std::vector<UOpRef> idx;
-  lowered_loads(l, value, shape, idx);
-  auto loads = [](const UOpRef &partial) {
-    std::vector<UOpRef> out;
-    for (auto &u : uop::toposort(partial))
-      if (u->op == Op::Load) out.push_back(u);
-    return out;
-  };
+  lowered(l, value, shape, idx);
   for (const auto &sum : l.lane_sums) {
-    const std::vector<UOpRef> first = loads(sum[0]), second = loads(sum[1]);
+    const std::vector<UOpRef> first = loads_in(sum[0]), second = loads_in(sum[1]);
     for (size_t i = 0; i < first.size() && i < second.size(); i++)
       if (consecutive({first[i]->src[1], second[i]->src[1]})) return true;
   }

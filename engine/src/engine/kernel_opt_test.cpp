@@ -11,10 +11,10 @@
 
 #include "codegen/pipeline.h"
 #include "codegen/vectorize.h"
+#include "engine/testing/program.h"
 #include "engine/testing/values.h"
 #include "engine/realize.h"
 #include "loom/tensor.h"
-#include "schedule/schedule.h"
 
 namespace loom {
 namespace {
@@ -24,11 +24,7 @@ using testing::float_values;
 using testing::no_opt;
 
 // The program the default pipeline builds for the one kernel of `t`.
-codegen::KernelSpec program_of(const Tensor &t) {
-  const schedule::Schedule s = schedule::create_schedule({t.uop()});
-  EXPECT_EQ(s.items.size(), 1u);
-  return codegen::kernel_spec(s.items[0]);
-}
+codegen::KernelSpec program_of(const Tensor &t) { return testing::program_of(t, codegen::Target{}); }
 
 std::vector<int64_t> loop_sizes(const codegen::KernelSpec &p) {
   std::vector<int64_t> n;
