@@ -169,9 +169,8 @@ Upcast optimize(const UOpRef &ast, const Target &t) {
 int64_t sum_lanes(const UOpRef &ast, const Upcast &up, const Target &t) {
   const KernelShape k = kernel_shape(ast);
   if (k.kind != KernelShape::Reduce || !splits_into_lanes(*k.reduce, t.sum_lanes)) return 1;
-  // Terms computed in float64 (BatchNorm's affine recomputed in its
-  // gradient) would run per lane, each taken out of its vector: slower than
-  // the upcast's lanes gathering them.
+  // Terms computed in float64 would run per lane, each taken out of its
+  // vector: slower than the upcast's lanes gathering them.
   for (auto &u : uop::toposort(k.reduce->src[0]))
     if (u->dtype == DType::Float64) return 1;
   // A term read along the upcast's innermost axis that also moves along the

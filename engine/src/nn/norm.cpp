@@ -43,17 +43,16 @@ struct BatchNormDims {
 };
 
 // y = x * alpha + beta as torch's CPU kernel computes it: one fused multiply-add
-// (float32's exact product and one rounding of the sum, through float64),
-// with alpha = invstd * weight and beta = bias - mean * alpha. The same
-// roundings matter where |x * alpha| is far above |y|: a channel of (nearly)
-// constant values, whose invstd is near 1 / sqrt(eps).
+// (the exact product, one rounding of the sum), with alpha = invstd * weight
+// and beta = bias - mean * alpha. The single rounding matters where
+// |x * alpha| is far above |y|: a channel of (nearly) constant values, whose
+// invstd is near 1 / sqrt(eps).
 Tensor normalize(const Tensor &x, const Tensor &mean, const Tensor &invstd, const std::optional<Tensor> &weight,
                  const std::optional<Tensor> &bias, const Shape &bshape) {
   const Tensor alpha = weight ? invstd.mul(up(*weight).reshape(bshape)) : invstd;
   const Tensor shift = mean.mul(alpha);
   const Tensor beta = bias ? up(*bias).reshape(bshape).sub(shift) : shift.neg();
-  const DType wide = x.dtype() == DType::Float32 ? DType::Float64 : x.dtype();
-  return x.cast(wide).mul(alpha.cast(wide)).add(beta.cast(wide)).cast(x.dtype());
+  return tensor::mul_add(x, alpha, beta);
 }
 
 // The batch's statistics (invstd computed in float64, then rounded, as torch

@@ -27,7 +27,7 @@ std::string prelude_math(R &r, const UOpRef &u) {
 }
 // a * b + c rounded once: C's fma at the dtype's width.
 std::string fused(R &r, DType d, const std::string &a, const std::string &b, const std::string &c) {
-  return r.rounded(d, std::string(d == DType::Float64 ? "fma(" : "fmaf(") + a + ", " + b + ", " + c + ")");
+  return r.rounded(d, libm(Op::MulAdd, d) + "(" + a + ", " + b + ", " + c + ")");
 }
 // acc = acc (op) value: a REDUCE or SCAN's accumulate step; a MULADD fold
 // reads its MUL's factors (codegen/mul_add.h).

@@ -278,6 +278,20 @@ Tensor Tensor::where(const Tensor &a, const Tensor &b) const {
       });
 }
 
+Tensor tensor::mul_add(const Tensor &a, const Tensor &b, const Tensor &c) {
+  const DType dt = float_result(promote_types(result_type(a, b), c.dtype()));
+  const Shape out = broadcast_shapes(broadcast_shapes(a.shape(), b.shape(), "mul_add"), c.shape(), "mul_add");
+  return autograd::apply(
+      "MulAddBackward", {a, b, c},
+      [&] {
+        return Tensor(in_iterator_layout(
+            uop::mul_add(cast_to(a.expand(out).uop(), dt), cast_to(b.expand(out).uop(), dt), cast_to(c.expand(out).uop(), dt)),
+            {cast_to(a.uop(), dt), cast_to(b.uop(), dt), cast_to(c.uop(), dt)}));
+      },
+      [sa = Saved(a, "MulAddBackward", b.requires_grad()), sb = Saved(b, "MulAddBackward", a.requires_grad())](
+          const Tensor &g, const Tensor &) { return Grads{g.mul(sb.get()), g.mul(sa.get()), g}; });
+}
+
 Tensor Tensor::add(Scalar o) const { return add(scalar_operand(*this, o)); }
 Tensor Tensor::sub(Scalar o) const {
   if (dtype() == DType::Bool || o.kind == Scalar::Kind::Bool)

@@ -114,5 +114,9 @@ Tensor gather_along(const Tensor &x, int64_t axis, const Tensor &index);
 // Tensor::mean's value, with no saved input (for composites whose own node
 // decides what is saved).
 Tensor mean_of(const Tensor &x, const Dims &dims, bool keepdim);
+// a * b + c rounded once (C's fma), broadcast, in the operands' floating
+// dtype: torch's CPU kernels' vectorized fmadd (batch_norm's x * alpha + beta).
+// Differentiable.
+Tensor mul_add(const Tensor &a, const Tensor &b, const Tensor &c);
 
 }  // namespace loom::tensor

@@ -278,6 +278,9 @@ UOpRef alu(Op op, const UOpRef &a, const UOpRef &b) {
 UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b) {
   return UOp::make_ref(Op::Where, a->dtype, {&c, &a, &b});
 }
+UOpRef mul_add(const UOpRef &a, const UOpRef &b, const UOpRef &c) {
+  return UOp::make_ref(Op::MulAdd, a->dtype, {&a, &b, &c});
+}
 UOpRef operator+(const UOpRef &a, const UOpRef &b) { return alu(Op::Add, a, b); }
 UOpRef operator*(const UOpRef &a, const UOpRef &b) { return alu(Op::Mul, a, b); }
 UOpRef operator+(const UOpRef &a, int64_t b) { return alu(Op::Add, a, UOp::const_int(b, a->dtype)); }

@@ -126,6 +126,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
 UOpRef alu(Op op, const UOpRef &a);
 UOpRef alu(Op op, const UOpRef &a, const UOpRef &b);
 UOpRef where(const UOpRef &c, const UOpRef &a, const UOpRef &b);
+// a * b + c rounded once (MULADD); the three of one dtype.
+UOpRef mul_add(const UOpRef &a, const UOpRef &b, const UOpRef &c);
 UOpRef operator+(const UOpRef &a, const UOpRef &b);
 UOpRef operator*(const UOpRef &a, const UOpRef &b);
 UOpRef operator+(const UOpRef &a, int64_t b);

@@ -157,7 +157,9 @@ std::string math_declarations() {
   for (const uop::OpInfo &o : uop::kOps) {
     if (!*o.math) continue;
     auto decl = [&](const char *type, const char *suffix) {
-      s += std::string(type) + " " + o.math + suffix + "(" + type + (o.arity == 2 ? std::string(", ") + type : "") + ");\n";
+      std::string params = type;
+      for (int i = 1; i < o.arity; ++i) params += std::string(", ") + type;
+      s += std::string(type) + " " + o.math + suffix + "(" + params + ");\n";
     };
     decl("float", "f");
     decl("double", "");
