@@ -35,6 +35,8 @@ bool is_reshape(const UOpRef &v) { return v->arg_as<shape::ShapeTracker>().conti
 
 bool is_leaf(const UOpRef &u) { return u->op == Op::Buffer || u->op == Op::Const; }
 
+bool is_elementwise(const UOp &u) { return uop::is_alu(u.op) || u.op == Op::Cast || u.op == Op::View; }
+
 // A half buffer (through views; a realized one or one realized here) widened
 // to float32, maybe viewed again: exact and as cheap as its load, so a kernel reading it through
 // an expanding view converts per read rather than reading a float32 copy (a
@@ -48,6 +50,46 @@ bool is_widened_buffer(UOpRef u, const NodeSet &rp) {
   UOpRef x = u->src[0];
   while (x->op == Op::View) x = x->src[0];
   return x->op == Op::Buffer || always_realized(x.get()) || rp.contains(x.get());
+}
+
+// A value computed with costly math (exp, log, tanh, erf: a polynomial per
+// element, uop/ops.def's kPays) that several kernels would inline gets its
+// own buffer: computed once and read, as torch's kernels read an
+// activation's gradient, rather than computed again in each kernel (GELU's
+// gradient read by BatchNorm's backward's two sums and its input gradient).
+// The node taken is the last one before the kernels part (the walk runs from
+// the outputs back); a small value is recomputed, as cheap as a launch.
+constexpr int64_t kSharedCostlyMinElements = 4096;
+template <typename Realize>
+void realize_shared_costly(const std::vector<UOpRef> &order, const NodeSet &constant_only, const NodeSet &rp,
+                           Realize realize) {
+  NodeSet costly;  // an unrealized costly op inside, within the node's kernel
+  for (auto &u : order) {
+    if (!is_elementwise(*u) || constant_only.contains(u.get())) continue;
+    bool c = uop::is_alu(u->op) && (uop::op_info(u->op).flags & uop::OpInfo::kPays);
+    for (auto &s : u->src) c = c || (!rp.contains(s.get()) && costly.contains(s.get()));
+    if (c) costly.insert(u.get());
+  }
+  // Walking from the outputs back: the kernel that reads each node (its
+  // root, a realized node), or several.
+  struct Readers {
+    const UOp *root = nullptr;
+    bool several = false;
+  };
+  NodeMap<Readers> readers;
+  for (size_t i = order.size(); i-- > 0;) {
+    const UOp *u = order[i].get();
+    Readers mine = readers[u];
+    if (mine.several && !rp.contains(u) && costly.contains(u) && u->op != Op::View &&
+        shape::prod(shape_of(order[i])) >= kSharedCostlyMinElements)
+      realize(u, "computes costly math (exp, log, tanh, erf) and several kernels read it (each would compute it "
+                 "again)");
+    if (rp.contains(u)) mine = {u, false};
+    for (auto &s : u->src) {
+      Readers &r = readers[s.get()];
+      r = !r.root && !r.several ? mine : Readers{r.root, r.several || mine.several || r.root != mine.root};
+    }
+  }
 }
 
 // Decides which nodes get their own buffer; `why`, when given, gets each
@@ -103,8 +145,7 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
   // memory: it is recomputed wherever it is read.
   NodeSet constant_only;
   for (auto &u : order) {
-    const bool elementwise = uop::is_alu(u->op) || u->op == Op::Cast || u->op == Op::View;
-    if (u->op == Op::Const || (elementwise && std::all_of(u->src.begin(), u->src.end(), [&](const UOpRef &s) {
+    if (u->op == Op::Const || (is_elementwise(*u) && std::all_of(u->src.begin(), u->src.end(), [&](const UOpRef &s) {
                                  return constant_only.contains(s.get());
                                })))
       constant_only.insert(u.get());
@@ -119,6 +160,7 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
       realize(u->src[0].get(), "read by a reduction through an expanding view (a matmul's or a convolution's "
                                "operand: each element would be recomputed per read)");
   }
+  realize_shared_costly(order, constant_only, rp, realize);
   return rp;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "loom/stats.h"
 #include "loom/tensor.h"
 #include "schedule/schedule_cache.h"
 
@@ -58,6 +59,33 @@ TEST(Fusion, BroadcastReductionIsRealizedOnce) {
   EXPECT_EQ(run_stats().kernels_run, 2);
   EXPECT_FLOAT_EQ(out.get(0), -7);
   EXPECT_FLOAT_EQ(out.get(23), 0);
+}
+
+// A value with costly math (exp, erf, ...) that two kernels read is computed
+// once into a buffer of its own; one that a single kernel reads twice, or a
+// small one, is computed where it is read.
+TEST(Fusion, ACostlyValueSeveralKernelsReadIsComputedOnce) {
+  auto run = [](const Shape &shape, bool two_kernels) {
+    Tensor x = iota(shape, 1e-3);
+    x.realize();
+    const Tensor e = x.exp() * x;
+    std::vector<Tensor> out = two_kernels ? std::vector<Tensor>{e.sum({1}), e.mul(x).sum({0})}
+                                          : std::vector<Tensor>{(e * e + e).sum({1})};
+    reset_run_stats();
+    realize_all(out);
+    return run_stats();
+  };
+  const RunStats shared = run({64, 128}, true);
+  EXPECT_EQ(shared.kernels_run, 3);  // e, then the two sums reading it
+  // exp(x) * x is 2 * 8192 ops: computed again, the work would exceed the
+  // need by that much (the sums' lanes add a few hundred).
+  EXPECT_LT(shared.work - shared.work_needed, 64 * 128) << "exp(x) * x computed once";
+  const RunStats small = run({4, 16}, true);
+  EXPECT_EQ(small.kernels_run, 2);
+  EXPECT_GT(small.work, small.work_needed) << "a small value is computed by each kernel reading it";
+  const RunStats one_kernel = run({64, 128}, false);
+  EXPECT_EQ(one_kernel.kernels_run, 1);
+  EXPECT_LT(one_kernel.work - one_kernel.work_needed, 64 * 128);
 }
 
 TEST(Fusion, MovementOpsAloneRunNoKernel) {
