@@ -14,6 +14,7 @@
 #include "engine/testing/extern_gemm.h"
 #include "engine/testing/values.h"
 #include "knobs/knobs.h"
+#include "loom/autograd.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
@@ -131,6 +132,49 @@ TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
   EXPECT_EQ(g->a.batch_strides, std::vector<int64_t>{0});
   EXPECT_EQ(s.items[s.items.size() - 2].bufs[static_cast<size_t>(g->a.slot)],
             uop::base_of(w.uop())->arg_as<uop::BufferArg>().buffer);
+}
+
+// A convolution's weight gradient sums over the images and pixels: its
+// windows' pack stores them transposed, (taps, pixels), so that the pack's
+// inner loop walks an image row rather than 3 taps, and the GEMM reads that
+// operand column-major. The values are the plain loops', generated or extern.
+TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  const int64_t n = 4, c = 8, h = 17, o = 16;
+  const std::vector<float> xv = float_values(Tensor::randn({n, c, h, h}));
+  const std::vector<float> gv = float_values(Tensor::randn({n, o, h, h}));
+  std::vector<double> want(static_cast<size_t>(o * c * 9));
+  for (int64_t f = 0; f < o; f++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t i = 0; i < 3; i++)
+        for (int64_t j = 0; j < 3; j++) {
+          double s = 0;
+          for (int64_t b = 0; b < n; b++)
+            for (int64_t y = 0; y < h; y++)
+              for (int64_t z = 0; z < h; z++) {
+                const int64_t yy = y + i - 1, zz = z + j - 1;
+                if (yy < 0 || yy >= h || zz < 0 || zz >= h) continue;
+                s += double{gv[static_cast<size_t>(((b * o + f) * h + y) * h + z)]} *
+                     xv[static_cast<size_t>(((b * c + ch) * h + yy) * h + zz)];
+              }
+          want[static_cast<size_t>(((f * c + ch) * 3 + i) * 3 + j)] = s;
+        }
+  MinMacs all(0);
+  for (bool ext : {false, true}) {
+    SCOPED_TRACE(ext ? "extern" : "generated");
+    testing::ExternGemm setting(ext);
+    Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {n, c, h, h});
+    Tensor g = Tensor::from_vector({gv.begin(), gv.end()}, {n, o, h, h});
+    Tensor w = Tensor::randn({o, c, 3, 3}).realize().requires_grad_();
+    const Tensor dw = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).mul(g).sum()}, {w})[0];
+    const schedule::Schedule s = schedule::create_schedule({dw.uop()});
+    const std::vector<std::string> names_ = names(s);
+    const std::string pack = "pack_72_" + std::to_string(n * h * h);
+    ASSERT_NE(std::find(names_.begin(), names_.end(), pack), names_.end()) << "the windows stored (taps, pixels)";
+    for (auto &item : s.items)
+      if (item.gemm) EXPECT_EQ(item.gemm->b.row_stride, 1) << "B read column-major";
+    expect_close(float_values(dw), want);
+  }
 }
 
 TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {

@@ -92,6 +92,21 @@ ShapeTracker permuted(const ShapeTracker &st, const Shape &s, const Layout &l, c
   return without_identity_base(st).permute(perm).shrink(bounds);
 }
 
+// How many elements of `axes` (of the operand's view `st` over `s`, in that
+// order) its innermost view reads consecutively: the trailing axes whose
+// strides continue one another from 1.
+int64_t contiguous_run(const ShapeTracker &st, const Shape &s, const std::vector<int64_t> &axes) {
+  const shape::View &v = st.views.back();
+  int64_t run = 1;
+  for (size_t i = axes.size(); i-- > 0;) {
+    const auto d = static_cast<size_t>(axes[i]);
+    if (s[d] == 1) continue;
+    if (v.strides[d] != run || (v.mask && (*v.mask)[d] != std::pair<int64_t, int64_t>{0, s[d]})) break;
+    run *= s[d];
+  }
+  return run;
+}
+
 // The operand's shape as a batch of matrices: [prefix..., rows, cols], each
 // prefix axis its size in `p` (permuted()'s).
 Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
@@ -269,10 +284,15 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     }
   }
   // The pack stores the operand's axes unmerged (its read stays one view
-  // where the operand's is), in the order of the matrices it makes; a half
-  // operand's pack stores its halves (narrowing the widened value back).
-  const ShapeTracker p = permuted(st, s, l, reads, false);
-  const Shape packed = matrices_shape(p.shape(), s, l);
+  // where the operand's is), in the order of the matrices it makes, or of
+  // their transposes where a buffer's longer contiguous run is then the
+  // pack's innermost (a convolution's weight gradient reads its windows
+  // along the image's rows, not the 3 taps); a half operand's pack stores
+  // its halves (narrowing the widened value back).
+  const bool transposed = on_buffer && !half && contiguous_run(st, s, l.rows) > contiguous_run(st, s, l.cols);
+  const Layout stored = transposed ? Layout{l.prefix, l.cols, l.rows} : l;
+  const ShapeTracker p = permuted(st, s, stored, reads, false);
+  const Shape packed = matrices_shape(p.shape(), s, stored);
   Shape unmerged;
   for (int64_t x : p.shape())
     if (x != 1) unmerged.push_back(x);
@@ -281,7 +301,13 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
   UOpRef value = UOp::make(Op::View, DType::Float32, {on_buffer || half ? e->src[0] : e}, p.reshape(unmerged));
   if (half) value = UOp::make(Op::Cast, dt, {value});
   t.split.parts.push_back(make_part(value, ref, dt, ShapeTracker::from_shape(unmerged), dims_name("pack", packed)));
-  const ShapeTracker mat = ShapeTracker::from_shape(packed);
+  ShapeTracker mat = ShapeTracker::from_shape(packed);
+  if (transposed) {
+    std::vector<int64_t> swap(packed.size());
+    for (size_t i = 0; i < swap.size(); i++) swap[i] = static_cast<int64_t>(i);
+    std::swap(swap[swap.size() - 2], swap.back());
+    mat = mat.permute(swap);
+  }
   if (!half) return UOp::make(Op::View, DType::Float32, {global(DType::Float32, ref)}, to_gemm(mat));
   const UOpRef widened = UOp::make(Op::Cast, DType::Float32, {UOp::make(Op::View, dt, {global(dt, ref)}, mat)});
   return UOp::make(Op::View, DType::Float32, {widened}, to_gemm(mat));
