@@ -22,6 +22,7 @@
 #include "renderer/c_renderer.h"
 #include "renderer/cuda_renderer.h"
 #include "runtime/device.h"
+#include "schedule/gemm.h"
 #include "schedule/schedule.h"
 #include "shape/pool.h"
 #include "uop/node_map.h"
@@ -193,6 +194,7 @@ void clear_kernel_cache() {
 }
 
 bool set_extern_gemm(bool on) {
+  schedule::set_gemm_packs_transposed(on);  // library GEMMs read either orientation alike
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> l(cache.mu);
   const bool was = g_extern.exchange(on);

@@ -26,6 +26,7 @@ namespace {
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
+std::atomic<bool> g_transposed_packs{knobs::extern_gemm()};
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the
@@ -289,7 +290,8 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
   // pack's innermost (a convolution's weight gradient reads its windows
   // along the image's rows, not the 3 taps); a half operand's pack stores
   // its halves (narrowing the widened value back).
-  const bool transposed = on_buffer && !half && contiguous_run(st, s, l.rows) > contiguous_run(st, s, l.cols);
+  const bool transposed = on_buffer && !half && g_transposed_packs.load() &&
+                          contiguous_run(st, s, l.rows) > contiguous_run(st, s, l.cols);
   const Layout stored = transposed ? Layout{l.prefix, l.cols, l.rows} : l;
   const ShapeTracker p = permuted(st, s, stored, reads, false);
   const Shape packed = matrices_shape(p.shape(), s, stored);
@@ -470,6 +472,16 @@ int64_t set_gemm_min_macs(int64_t macs) {
   return old;
 }
 int64_t gemm_min_macs() { return g_min_macs.load(); }
+
+bool set_gemm_packs_transposed(bool on) {
+  const bool was = g_transposed_packs.exchange(on);
+  if (was != on) {
+    memo().clear();
+    clear_schedule_cache();  // its templates hold split kernels
+  }
+  return was;
+}
+bool gemm_packs_transposed() { return g_transposed_packs.load(); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits

@@ -7,7 +7,8 @@
 // doing at least gemm_min_macs() multiply-adds into
 //   - a pack kernel per operand that is not already a strided matrix (a
 //     convolution's windows, a fused prologue, a gradient read transposed):
-//     its values in a row-major scratch buffer,
+//     its values in a row-major scratch buffer, or a column-major one where
+//     gemm_packs_transposed() and the buffer it reads runs longer so,
 //   - one canonical GEMM kernel (its item carries its GemmShape), which the engine
 //     runs as generated code or hands to the device's extern GEMM,
 //   - an epilogue kernel, the rest of the original kernel reading the GEMM's
@@ -37,5 +38,12 @@ void split_gemms(Schedule &sched);
 // Returns the previous value.
 int64_t set_gemm_min_macs(int64_t macs);
 int64_t gemm_min_macs();
+
+// Whether a pack may store its matrices column-major: where the GEMMs run on
+// a library, which reads either orientation alike (generated GEMM code reads
+// a column-major B slowly). The engine sets it with LOOM_EXTERN (default:
+// that knob). Returns the previous value.
+bool set_gemm_packs_transposed(bool on);
+bool gemm_packs_transposed();
 
 }  // namespace loom::schedule
