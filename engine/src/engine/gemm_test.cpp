@@ -179,6 +179,26 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
   }
 }
 
+// A convolution's input gradient: per image one GEMM of the weights (read in
+// place, transposed) and the output gradient's rows (read in place), written
+// as the windows' gradient is stored, each tap's rows along the image; one
+// more kernel adds the taps back where they were read. No pack, no copy.
+TEST(GemmSplit, AnInputGradientIsOneBatchedGemmOverItsOperandsInPlace) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  Tensor x = Tensor::randn({8, 24, 31, 31}).realize().requires_grad_();
+  Tensor w = Tensor::randn({64, 24, 3, 3}).realize(), g = Tensor::randn({8, 64, 31, 31}).realize();
+  const Tensor dx = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1)}, {x}, {g})[0];
+  const schedule::Schedule s = schedule::create_schedule({dx.uop()});
+  ASSERT_EQ(names(s), std::vector<std::string>({"gemm_8_216_961_64", "E_8_24_31_31"}));
+  const std::shared_ptr<const schedule::GemmShape> gemm = s.items[0].gemm;
+  ASSERT_TRUE(gemm);
+  auto buffer_of = [](const Tensor &t) { return uop::base_of(t.uop())->arg_as<uop::BufferArg>().buffer; };
+  EXPECT_EQ(s.items[0].bufs[static_cast<size_t>(gemm->a.slot)], buffer_of(w));
+  EXPECT_EQ(s.items[0].bufs[static_cast<size_t>(gemm->b.slot)], buffer_of(g));
+  EXPECT_EQ(std::vector<int64_t>({gemm->a.row_stride, gemm->a.col_stride, gemm->b.row_stride, gemm->b.col_stride}),
+            std::vector<int64_t>({1, 216, 961, 1}));
+}
+
 TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   const std::vector<float> av = float_values(Tensor::randn({96, 80})), bv = float_values(Tensor::randn({80, 112}));

@@ -30,6 +30,13 @@ Tensor stored(const Tensor &t) {
       [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
 }
 
+// A windows' gradient as unwindows_2d reads it: itself where it is a view of
+// a node stored on its own (conv2d's, stored in the order its GEMM writes),
+// else stored row-major.
+Tensor stored_windows(const Tensor &g) {
+  return uop::base_of(g.uop())->op == uop::Op::Contiguous ? g : stored(g);
+}
+
 // A view of (N, C, OH, OW) with element [.., i, j] moved to [.., off.h + i *
 // s.h, off.w + j * s.w] of (N, C, size.h, size.w), zeros elsewhere: a window
 // position's gradient placed back where the window read. One pad for both
@@ -93,13 +100,14 @@ const std::vector<shape::ShapeTracker> &window_parts_cached(const shape::ShapeTr
 }
 
 // windows_2d's gradient where windows overlap (its adjoint): g (N, C, Ho,
-// Wo, kh, kw) -> (N, C, H, W), each window element added back where it was
-// read. Built as graph nodes directly, not through tensor ops (a backward
-// runs without recording, so there is nothing to record): kh * kw views of g
-// (one per window element, shifted and, for strides over 1, spread; the
-// padding cut off) and their elementwise sum, one kernel.
+// Wo, kh, kw), stored (stored_windows), -> (N, C, H, W), each window element
+// added back where it was read. Built as graph nodes directly, not through
+// tensor ops (a backward runs without recording, so there is nothing to
+// record): kh * kw views of g (one per window element, shifted and, for
+// strides over 1, spread; the padding cut off) and their elementwise sum,
+// one kernel.
 Tensor unwindows_2d(const Tensor &g, Pair2 k, Pair2 s, Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
-  const uop::UOpRef src = tensor::row_major(g.uop());
+  const uop::UOpRef &src = g.uop();
   uop::UOpRef sum;
   for (const shape::ShapeTracker &part : window_parts_cached(uop::tracker_of(src), k, s, d, lo, hi, padded)) {
     uop::UOpRef v = uop::view(src, part);
@@ -138,13 +146,45 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0
         return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), st));
       },
       [=](const Tensor &grad, const Tensor &) {
-        const Tensor g = stored(grad);
-        if (s.h == k.h && s.w == k.w && d.h == 1 && d.w == 1)  // windows tile the input: each element read once
+        if (s.h == k.h && s.w == k.w && d.h == 1 && d.w == 1) {  // windows tile the input: each element read once
+          const Tensor g = stored(grad);
           return autograd::Grads{unpad(g.permute({0, 1, 2, 4, 3, 5})
                                            .reshape({n, c, oh * k.h, ow * k.w})
                                            .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}}))};
+        }
         // Stored: read by several reductions (a norm's backward).
-        return autograd::Grads{stored(unwindows_2d(g, k, s, d, lo, hi, Pair2(h, w)))};
+        return autograd::Grads{stored(unwindows_2d(stored_windows(grad), k, s, d, lo, hi, Pair2(h, w)))};
+      });
+}
+
+// The convolution's sum over channels and taps, xs (N, g, 1, C/g, Ho, Wo,
+// kh, kw) * ws (1, g, O/g, C/g, 1, 1, kh, kw) summed over C/g, kh, kw, as one
+// node. The windows' gradient, the sum over O/g of the output gradient times
+// the weights, is computed in the order (N, g, C/g, kh, kw, Ho, Wo): per
+// image the product of the weights, read in place transposed, and the output
+// gradient's (O/g, Ho * Wo) rows, which a GEMM writes as it is stored;
+// unwindows_2d then reads each tap's rows along the image. The weights'
+// gradient is autograd's: the sum over N, Ho, Wo of the gradient times xs.
+Tensor windows_product(const Tensor &xs, const Tensor &ws) {
+  constexpr const char *kNode = "ConvolutionBackward0";
+  return autograd::apply(
+      kNode, {xs, ws}, [&] { return xs.mul(ws).sum({3, 6, 7}); },
+      [x = autograd::Saved(xs, kNode, ws.requires_grad()), w = autograd::Saved(ws, kNode, xs.requires_grad()),
+       needs = std::array<bool, 2>{xs.requires_grad(), ws.requires_grad()}](const Tensor &g, const Tensor &) {
+        tensor::RowMajorScope row_major;
+        autograd::Grads grads(2);
+        const Shape &gs = g.shape();  // (N, g, O/g, Ho, Wo)
+        if (needs[0]) {
+          const Tensor wv = w.get();
+          const Tensor a = g.permute({0, 1, 3, 4, 2}).reshape({gs[0], gs[1], 1, 1, 1, gs[3], gs[4], gs[2]});
+          const Tensor sum = a.mul(wv.permute({0, 1, 3, 6, 7, 4, 5, 2})).sum({7});  // (N, g, C/g, kh, kw, Ho, Wo)
+          grads[0] = stored(sum).permute({0, 1, 2, 5, 6, 3, 4}).unsqueeze(2);
+        }
+        if (needs[1]) {
+          const Tensor gb = g.reshape({gs[0], gs[1], gs[2], 1, gs[3], gs[4], 1, 1});
+          grads[1] = gb.mul(x.get()).sum({0, 4, 5}, true);
+        }
+        return grads;
       });
 }
 
@@ -362,7 +402,7 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   Tensor r;
   {
     tensor::RowMajorScope scope;
-    r = xs.mul(ws).sum({3, 6, 7}).reshape({n, o, oh, ow});
+    r = windows_product(xs, ws).reshape({n, o, oh, ow});
     if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
     r = r.cast(dt);
   }
