@@ -438,10 +438,11 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
       hit = hit.logical_and(real.reshape({oh, ow, kk}));
     }
     // Scores: a NaN at j beats everything and later NaNs (kk + 1 + j); a
-    // maximum at j beats later maxima (kk - j).
-    Tensor first = Tensor::arange(kk, 0, -1).reshape({1, 1, 1, 1, kk});
-    Tensor last = Tensor::arange(kk + 1, 2 * kk + 1).reshape({1, 1, 1, 1, kk});
-    Tensor score = v.ne(v).where(last, hit.where(first, Tensor::zeros({}, DType::Int64)));
+    // maximum at j beats later maxima (kk - j). Small integers, exact in
+    // float32, which the kernels compute on vector lanes (int64 they do not).
+    Tensor first = Tensor::arange(kk, 0, -1, DType::Float32).reshape({1, 1, 1, 1, kk});
+    Tensor last = Tensor::arange(kk + 1, 2 * kk + 1, 1, DType::Float32).reshape({1, 1, 1, 1, kk});
+    Tensor score = v.ne(v).where(last, hit.where(first, Tensor::zeros({}, DType::Float32)));
     // Stored once: the gradient reads the mask instead of recomputing the scores.
     pick = stored(score.eq(score.amax({4}, true)));
   }
