@@ -481,7 +481,6 @@ bool set_gemm_packs_transposed(bool on) {
   }
   return was;
 }
-bool gemm_packs_transposed() { return g_transposed_packs.load(); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits

@@ -8,7 +8,8 @@
 //   - a pack kernel per operand that is not already a strided matrix (a
 //     convolution's windows, a fused prologue, a gradient read transposed):
 //     its values in a row-major scratch buffer, or a column-major one where
-//     gemm_packs_transposed() and the buffer it reads runs longer so,
+//     the GEMMs run on a library and the buffer it reads runs longer so
+//     (set_gemm_packs_transposed),
 //   - one canonical GEMM kernel (its item carries its GemmShape), which the engine
 //     runs as generated code or hands to the device's extern GEMM,
 //   - an epilogue kernel, the rest of the original kernel reading the GEMM's
@@ -44,6 +45,5 @@ int64_t gemm_min_macs();
 // a column-major B slowly). The engine sets it with LOOM_EXTERN (default:
 // that knob). Returns the previous value.
 bool set_gemm_packs_transposed(bool on);
-bool gemm_packs_transposed();
 
 }  // namespace loom::schedule

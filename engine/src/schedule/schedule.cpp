@@ -57,8 +57,9 @@ bool is_widened_buffer(UOpRef u, const NodeSet &rp) {
 // own buffer: computed once and read, as torch's kernels read an
 // activation's gradient, rather than computed again in each kernel (GELU's
 // gradient read by BatchNorm's backward's two sums and its input gradient).
-// The node taken is the last one before the kernels part (the walk runs from
-// the outputs back); a small value is recomputed, as cheap as a launch.
+// The node taken is the one where the reads part into several kernels (the
+// walk runs from the outputs back); a small value is recomputed, as cheap as
+// a launch.
 constexpr int64_t kSharedCostlyMinElements = 4096;
 template <typename Realize>
 void realize_shared_costly(const std::vector<UOpRef> &order, const NodeSet &constant_only, const NodeSet &rp,
