@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/gemm_tiles.h"
 #include "codegen/launch.h"
 #include "codegen/lowerer.h"
 #include "schedule/gemm_shape.h"
@@ -29,10 +30,12 @@ struct KernelSpec {
   // arithmetic excluded): the work counter RunStats adds up.
   int64_t work = 0;
   // A library kernel, rendered from a template, not from lines: the SORT
-  // node, or the SINK of a canonical half GEMM (Target::tensor_cores), whose
-  // shape is `gemm` (the schedule item's).
+  // node, or the SINK of a canonical GEMM, whose shape is `gemm` (the
+  // schedule item's): of halves on tensor cores (Target::tensor_cores), or of
+  // float32 tiled as `tiles` says (Target::packed_gemm; rows 0 otherwise).
   UOpRef library;
   std::shared_ptr<const schedule::GemmShape> gemm;
+  GemmTiles tiles;
   // A GPU target's launch plan (kernel_spec makes it; a CPU target's is empty).
   Launch launch;
 };

@@ -176,28 +176,15 @@ class Lowerer {
     ReduceLoops loops;
     loops.tail = in.back() % lanes;
     loops.groups = in.back() /= lanes;
-    int64_t n = 1;
-    for (auto a : ra.axes) n *= in[a];
     // How many trailing terms of each axis the inner level takes (1: none).
     std::vector<int64_t> inner_part(ra.axes.size(), 1);
     if (loops.tail > 0) {  // the inner level: the last axis's groups, each lane's tail term after them
       for (size_t i = 0; i < ra.axes.size(); i++)
         if (ra.axes[i] + 1 == static_cast<int64_t>(in.size())) inner_part[i] = in.back();
-    } else if (ra.op == Op::Add && is_float(u.dtype) && n >= kTwoLevelSum) {
-      int64_t block = 1, taken = 1;
-      while (block * block < n) block *= 2;
-      for (size_t i = ra.axes.size(); i-- > 0;) {
-        const int64_t m = in[ra.axes[i]];
-        int64_t b = m;
-        while (taken * b > block) {  // the largest divisor of m that fits
-          do b--;
-          while (m % b != 0);
-        }
-        inner_part[i] = b;
-        taken *= b;
-        if (b != m) break;
-      }
-      if (taken < 8 || taken == n) std::fill(inner_part.begin(), inner_part.end(), 1);
+    } else if (ra.op == Op::Add && is_float(u.dtype)) {
+      std::vector<int64_t> sizes;
+      for (auto a : ra.axes) sizes.push_back(in[a]);
+      inner_part = sum_inner_level(sizes);
     }
     loops.levels.resize(2);
     for (size_t i = 0; i < ra.axes.size(); i++) {
@@ -496,6 +483,28 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short, int64_
   LoweredKernel k = lower_store(l, store, up);
   k.lane_sums = std::move(l.lane_sums);
   return k;
+}
+
+std::vector<int64_t> sum_inner_level(const std::vector<int64_t> &sizes) {
+  std::vector<int64_t> inner(sizes.size(), 1);
+  int64_t n = 1;
+  for (int64_t m : sizes) n *= m;
+  if (n < kTwoLevelSum) return inner;
+  int64_t block = 1, taken = 1;
+  while (block * block < n) block *= 2;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    const int64_t m = sizes[i];
+    int64_t b = m;
+    while (taken * b > block) {  // the largest divisor of m that fits
+      do b--;
+      while (m % b != 0);
+    }
+    inner[i] = b;
+    taken *= b;
+    if (b != m) break;
+  }
+  if (taken < 8 || taken == n) std::fill(inner.begin(), inner.end(), 1);
+  return inner;
 }
 
 }  // namespace loom::codegen

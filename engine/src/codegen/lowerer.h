@@ -50,6 +50,11 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // (a row sum, a per-channel sum over an image).
 LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1);
 
+// The two levels of a float sum (above): how many trailing terms of each
+// reduced axis (`sizes`, outermost first) one partial sum takes; all 1 for
+// one level (under 1024 terms, or no partial of 8 to all but one of them).
+std::vector<int64_t> sum_inner_level(const std::vector<int64_t> &sizes);
+
 // A float32 sum of at least 64 terms whose axes include its input's last,
 // that axis at least `lanes` long (> 1).
 bool splits_into_lanes(const uop::UOp &reduce, int64_t lanes);

@@ -76,22 +76,38 @@ KernelSpec library_kernel(const UOpRef &value, const std::string &name, std::vec
   return p;
 }
 
-// A half GEMM on tensor cores: the AST itself is the library kernel.
+// A GEMM as a template, the AST itself the library kernel: of halves on
+// tensor cores (one item per output), of float32 over packed panels (`tiles`:
+// gemm_tiles.h's items).
 KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::GemmShape> &g,
-                       const std::string &name, std::vector<DType> buf_dtypes) {
+                       const std::string &name, std::vector<DType> buf_dtypes, const GemmTiles &tiles = {}) {
   KernelSpec p;
   p.name = name;
   p.buf_dtypes = std::move(buf_dtypes);
   p.library = ast;
   p.gemm = g;
+  p.tiles = tiles;
   const int64_t outputs = shape::prod(g->batch) * g->m * g->n;
-  p.global_range = UOp::make(Op::Range, DType::Int64, {UOp::const_int(outputs)}, int64_t{0});
+  const int64_t items = tiles.rows ? gemm_items(*g, tiles) : outputs;
+  p.global_range = UOp::make(Op::Range, DType::Int64, {UOp::const_int(items)}, int64_t{0});
   p.iterations = outputs * g->k;
   p.work = 2 * p.iterations;  // a multiply and an add per term, as the loop nest counts them
   return p;
 }
 
+bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
+  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32;
+}
+bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
+  return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32;
+}
+
 }  // namespace
+
+bool from_template(const schedule::ScheduleItem &item, const Target &t) {
+  return item.ast->src[0]->src[1]->op == Op::Sort || tensor_core_gemm(item.gemm.get(), t) ||
+         packed_gemm(item.gemm.get(), t);
+}
 
 void set_pass_log(PassLog *log) {
   t_pass_log.log = log;
@@ -119,8 +135,12 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   if (t_pass_log.log) t_pass_log.last_graph = nullptr;  // each kernel's first pass changes nothing
   log_pass(name, "schedule (AST)", [&] { return ast->str(); }, ast);
   if (ast->src[0]->src[1]->op == Op::Sort) return library_kernel(ast->src[0]->src[1], name, std::move(buf_dtypes));
-  if (t.tensor_cores && !knobs::noopt() && gemm && gemm->in != DType::Float32)
-    return gemm_kernel(ast, gemm, name, std::move(buf_dtypes));
+  if (tensor_core_gemm(gemm.get(), t)) return gemm_kernel(ast, gemm, name, std::move(buf_dtypes));
+  if (packed_gemm(gemm.get(), t)) {
+    const GemmTiles tiles = gemm_tiles(*gemm, t);
+    log_pass(name, "packed GEMM", [&] { return gemm_tiles_str(tiles); });
+    return gemm_kernel(ast, gemm, name, std::move(buf_dtypes), tiles);
+  }
   const UOpRef kernel = optimize_input(ast, t);
   if (kernel != ast) log_pass(name, "merge axes, block", [&] { return kernel->str(); }, kernel);
   const Upcast up = forced ? *forced : knobs::noopt() ? Upcast{} : optimize(kernel, t);

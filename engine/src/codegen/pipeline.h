@@ -16,7 +16,8 @@
 //              skipped under LOOM_NOOPT=1
 //   linearize  execution order with explicit loops and accumulators
 // A SORT kernel is a library kernel: no passes, the renderer's template; so
-// is a half GEMM on a target with tensor cores.
+// is a half GEMM on a target with tensor cores, and a float32 GEMM on one
+// with packed_gemm (codegen/gemm_tiles.h: the plan, logged as "packed GEMM").
 #pragma once
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ void set_pass_log(PassLog *log);  // this thread; nullptr stops
 // The kernel as the optimize pass sees it: the merge and block passes' result
 // (the AST itself under LOOM_NOOPT=1). optimize() and upcast_candidates() take this.
 UOpRef optimize_input(const UOpRef &ast, const Target &t = {});
+
+// Whether the item's program is a library kernel, rendered from a template
+// (a SORT, a GEMM on tensor cores or as packed panels): no upcast applies.
+bool from_template(const schedule::ScheduleItem &item, const Target &t);
 
 // The program of one schedule item (its AST, name, buffers' dtypes and GEMM
 // shape). `up`, when given, replaces the optimize pass's choice (LOOM_BEAM's

@@ -38,6 +38,11 @@ struct Target {
   // vector accumulator (codegen/optimize.h's sum_lanes; 1: one running sum).
   // The same on every vector width, so the values are too.
   int64_t sum_lanes = 8;
+  // A canonical float32 GEMM kernel (schedule/gemm_shape.h) becomes a
+  // library kernel: the C target's template over packed panels of B and
+  // register tiles of C (codegen/gemm_tiles.h), each element summed in the
+  // lowered loop nest's order.
+  bool packed_gemm = true;
   // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.

@@ -83,7 +83,7 @@ std::string beam_cache_file(const schedule::ScheduleItem &item, int n) {
 
 std::optional<codegen::Upcast> beam_upcast(const schedule::ScheduleItem &item) {
   const int n = beam_width();
-  if (n < 2) return std::nullopt;
+  if (n < 2 || codegen::from_template(item, runtime::default_device().target())) return std::nullopt;
   const std::vector<codegen::Upcast> candidates = codegen::upcast_candidates(codegen::optimize_input(item.ast), static_cast<size_t>(n));
   if (candidates.size() < 2) return std::nullopt;
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "codegen/pipeline.h"
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
 #include "engine/testing/values.h"
@@ -18,6 +19,7 @@
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/device.h"
 #include "runtime/cuda/cublas.h"
 #include "schedule/gemm.h"
 #include "uop/graph.h"
@@ -33,15 +35,15 @@ std::vector<std::string> names(const schedule::Schedule &s) {
   return n;
 }
 
-// out = relu(a @ b) by plain loops in double.
+// out = relu(a @ b) (a @ b without `relu`) by plain loops in double.
 std::vector<double> matmul_relu(const std::vector<float> &a, const std::vector<float> &b, int64_t m, int64_t k,
-                                int64_t n) {
+                                int64_t n, bool relu = true) {
   std::vector<double> out(static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double s = 0;
       for (int64_t x = 0; x < k; x++) s += double{a[static_cast<size_t>(i * k + x)]} * b[static_cast<size_t>(x * n + j)];
-      out[static_cast<size_t>(i * n + j)] = std::max(s, 0.0);
+      out[static_cast<size_t>(i * n + j)] = relu ? std::max(s, 0.0) : s;
     }
   return out;
 }
@@ -340,24 +342,22 @@ TEST(GemmSplit, ExternGemmIsCublasOnCuda) {
   }
 }
 
-// The block pass (codegen/block.h): a generated GEMM whose second operand is
-// larger than L2 runs 64-column blocks outermost (split across the threads),
-// each element still summing its products in k order: the plain loop's bits
+// A generated float32 GEMM on the CPU is the packed template (renderer/c_gemm.h),
+// each element summing its products in k order: the plain loop's bits
 // (folded as the target folds a product, testing::add_product).
-TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsValues) {
-  if (!testing::on_cpu()) GTEST_SKIP() << "the block pass is the CPU target's";
-  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: no blocks";
+TEST(GemmSplit, AGeneratedGemmIsThePackedTemplateWithThePlainLoopsValues) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "the packed template is the C target's";
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs run as plain loops";
   testing::ExternGemm generated(false);
-  const int64_t m = 16, k = 512, n = 1024;  // B: 2 MiB
+  const int64_t m = 16, k = 512, n = 1024;
   Tensor a = Tensor::randn({m, k}).realize(), b = Tensor::randn({k, n}).realize();
   const Tensor c = a.matmul(b);
-  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({c.uop()}));
-  ASSERT_EQ(items.size(), 1u);
-  EXPECT_EQ(items[0].global_size, n / 64);
-  EXPECT_TRUE(items[0].parallel);
-  // A B of half the size stays in the plain order: rows of 8 outermost.
-  Tensor small = Tensor::randn({k, n / 2}).realize();
-  EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
+  const schedule::Schedule s = schedule::create_schedule({c.uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  const codegen::KernelSpec p = codegen::kernel_spec(s.items[0], nullptr, runtime::default_device().target());
+  EXPECT_GT(p.tiles.rows, 0);
+  EXPECT_EQ(p.library, s.items[0].ast);
+  EXPECT_EQ(p.work, 2 * m * n * k);
   const std::vector<float> av = float_values(a), bv = float_values(b), cv = float_values(c);
   const bool fused = testing::fused_multiply_add();
   for (int64_t i = 0; i < m; i++)
@@ -367,6 +367,27 @@ TEST(GemmSplit, ALargeGeneratedGemmRunsColumnBlocksOutermostWithThePlainLoopsVal
         acc = testing::add_product(acc, av[static_cast<size_t>(i * k + x)], bv[static_cast<size_t>(x * n + j)], fused);
       ASSERT_EQ(cv[static_cast<size_t>(i * n + j)], acc) << i << ", " << j;
     }
+}
+
+// The block pass (codegen/block.h): a matmul under the split's threshold
+// stays one lowered kernel; where its second operand is larger than L2 it
+// runs 64-column blocks outermost (split across the threads).
+TEST(GemmSplit, ALargeUnsplitMatmulRunsColumnBlocksOutermost) {
+  if (!testing::on_cpu()) GTEST_SKIP() << "the block pass is the CPU target's";
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: no blocks";
+  MinMacs none(int64_t{1} << 40);
+  const int64_t m = 16, k = 512, n = 1024;  // B: 2 MiB
+  Tensor a = Tensor::randn({m, k}).realize(), b = Tensor::randn({k, n}).realize();
+  const Tensor c = a.matmul(b);
+  const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({c.uop()}));
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].name, "r_16_1_1024");
+  EXPECT_EQ(items[0].global_size, n / 64);
+  EXPECT_TRUE(items[0].parallel);
+  // A B of half the size stays in the plain order: rows of 8 outermost.
+  Tensor small = Tensor::randn({k, n / 2}).realize();
+  EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(small).uop()}))[0].global_size, m / 8);
+  expect_close(float_values(c), matmul_relu(float_values(a), float_values(b), m, k, n, false));
 }
 
 }  // namespace

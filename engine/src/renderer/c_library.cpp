@@ -1,6 +1,7 @@
 #include "renderer/c_library.h"
 
 #include "loom/error.h"
+#include "renderer/c_gemm.h"
 #include "uop/graph.h"
 
 namespace loom::renderer {
@@ -93,6 +94,7 @@ std::string render_sort(const codegen::KernelSpec &p) {
 }  // namespace
 
 std::string render_c_library(const codegen::KernelSpec &p) {
+  if (p.tiles.rows > 0) return render_c_gemm(p);
   LOOM_CHECK(p.library && p.library->op == Op::Sort, "unknown library kernel " + p.name);
   return render_sort(p);
 }

@@ -1,5 +1,6 @@
 // Library kernels of the C target: fixed algorithms rendered from templates
-// (a stable merge sort per line for SORT), launched like generated kernels.
+// (a stable merge sort per line for SORT, the float32 GEMM of c_gemm.h),
+// launched like generated kernels.
 #pragma once
 #include <string>
 

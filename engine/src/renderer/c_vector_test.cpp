@@ -1,16 +1,11 @@
 // The prelude's vector functions compute, lane for lane, the bits of their
 // scalar counterparts: a kernel gives the same values vectorized or not.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "renderer/c_renderer.h"
+#include "renderer/testing/compile_check.h"
 
 namespace loom::renderer {
 namespace {
@@ -56,40 +51,14 @@ int main(void) {
 }
 )";
 
-// The x86-64 levels this machine runs besides its own -march: the check
-// compiles for each, as kernels compile for LOOM_MARCH.
-std::vector<std::string> marches_run_here() {
-  std::vector<std::string> out{""};  // the kernels' own flags
-#if defined(__x86_64__)
-  for (const char *level : {"x86-64-v2", "x86-64-v3", "x86-64-v4"})  // 16-, 32- and 64-byte vectors
-    if (machine_runs(level)) out.push_back(std::string("-march=") + level);
-#endif
-  return out;
-}
-
 TEST(CVector, VectorMathIsTheScalarMathLaneForLaneAtEveryWidthTheMachineRuns) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("loom_c_vector_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string src = (dir / "check.c").string(), exe = (dir / "check").string(), log = (dir / "log").string();
-  std::ofstream(src) << c_prelude() << kCheck;
-  auto read = [](const std::string &f) {
-    std::stringstream ss;
-    ss << std::ifstream(f).rdbuf();
-    return ss.str();
-  };
-  for (const std::string &march : marches_run_here()) {
+  for (const std::string &march : testing::marches_run_here()) {
     SCOPED_TRACE(march.empty() ? "the kernels' flags" : march);
-    // The kernels' flags (no auto-vectorization: the scalar side stays scalar), -march replaced.
-    std::string cmd = "cc";
-    for (const std::string &f : c_flags()) cmd += " " + (f.rfind("-march=", 0) == 0 && !march.empty() ? march : f);
-    const int built = std::system((cmd + " " + src + " -o " + exe + " -lm > " + log + " 2>&1").c_str());
-    ASSERT_EQ(built, 0) << read(log);
-    const int ran = std::system((exe + " > " + log + " 2>&1").c_str());
-    const std::string out = read(log);
-    EXPECT_EQ(ran, 0) << out;
-    EXPECT_EQ(out.rfind("0 mismatches over ", 0), 0u) << out;
+    const testing::CheckRun r = testing::build_and_run(c_prelude() + kCheck, march);
+    ASSERT_TRUE(r.built) << r.output;
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.rfind("0 mismatches over ", 0), 0u) << r.output;
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "renderer/cuda_library.h"
 
 #include "loom/error.h"
+#include "renderer/c_gemm.h"
 #include "renderer/c_library.h"
 #include "schedule/gemm_shape.h"
 #include "uop/graph.h"
@@ -60,14 +61,7 @@ std::string render_gemm(const codegen::KernelSpec &p, const schedule::GemmShape 
   const std::string M = std::to_string(g.m), N = std::to_string(g.n), K = std::to_string(g.k);
   const std::string mma = g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16";
   const std::string store = g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "";
-  std::string batch_a = std::to_string(g.a.offset), batch_b = std::to_string(g.b.offset);
-  int64_t inner = 1;
-  for (size_t d = g.batch.size(); d-- > 0;) {
-    const std::string idx = "((bz / " + std::to_string(inner) + ") % " + std::to_string(g.batch[d]) + ")";
-    batch_a += " + " + idx + " * " + std::to_string(g.a.batch_strides[d]) + "LL";
-    batch_b += " + " + idx + " * " + std::to_string(g.b.batch_strides[d]) + "LL";
-    inner *= g.batch[d];
-  }
+  const std::string batch_a = batch_offset(g, g.a, "bz"), batch_b = batch_offset(g, g.b, "bz");
   const auto s = [](int64_t v) { return std::to_string(v) + "LL"; };
   std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
   for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);

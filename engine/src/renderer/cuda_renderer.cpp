@@ -303,6 +303,7 @@ codegen::Target cuda_target() {
   t.fma = false;  // the kernels compile with --fmad=false, as the emulator runs them
   t.sum_lanes = 1;  // a thread's sum is one running sum (the launch plan splits long ones across threads)
   t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
+  t.packed_gemm = false;  // the C template's; float32 GEMMs run as lowered loops (or cuBLAS)
   t.block_threads = 256;
   t.group_max_outputs = 4096;  // fewer outputs than this fill no GPU one thread each
   t.group_min_length = 256;    // every per-thread reduction nest at least this long

@@ -1,0 +1,151 @@
+#include "renderer/c_gemm.h"
+
+#include "loom/error.h"
+
+namespace loom::renderer {
+
+namespace {
+
+// $-names are replaced by the kernel's constants. One item: a batch and panel
+// of C (group) and a run of its row tiles [t0, t1). Rows past m read row
+// m - 1 of A and are not stored; columns past n are zero in the packed panel
+// and not stored. `tot` holds each element's total (single level: its running
+// sum) over a block; C holds it between blocks.
+constexpr const char *kTemplate = R"(#include <stdlib.h>
+#define LOOM_GV loom_v$Wf
+#define LOOM_GLOAD loom_vload$Wf
+#define LOOM_GSPLAT loom_splat$Wf
+#define LOOM_GSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(LOOM_GV))
+#define LOOM_GFOLD(x, y, acc) $FOLD
+void $NAME(void **bufs, int64_t start, int64_t end) {
+  enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV };
+  const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;
+  float *restrict c_all = (float *)bufs[0];
+  const float *restrict a_all = (const float *)bufs[$SA];
+  const float *restrict b_all = (const float *)bufs[$SB];
+  float *restrict bp = (float *)aligned_alloc(64, (sizeof(float) * KC * NC + 63) / 64 * 64);
+  if (!bp) abort();
+  for (int64_t item = start; item < end;) {
+    const int64_t group = item / TILES, t0 = item % TILES;
+    const int64_t t1 = t0 + (end - item) < TILES ? t0 + (end - item) : TILES;
+    item += t1 - t0;
+    const int64_t bz = group / PANELS, jc = group % PANELS * NC;
+    const float *a = a_all + ($AOFF);
+    const float *b = b_all + ($BOFF);
+    float *c = c_all + bz * M * N;
+    const int64_t nc = N - jc < NC ? N - jc : NC;
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      const int64_t kc = K - pc < KC ? K - pc : KC;
+      for (int64_t jr = 0; jr < nc; jr += NR)
+        for (int64_t kk = 0; kk < kc; kk++) {
+          float *dst = bp + jr * kc + kk * NR;
+          const float *src = b + (pc + kk) * $BRS + (jc + jr) * $BCS;
+          if ($BCS == 1 && jr + NR <= nc) {
+            for (int v = 0; v < NV; v++) { LOOM_GV x = LOOM_GLOAD(src + v * W); LOOM_GSTORE(dst + v * W, x); }
+          } else {
+            for (int64_t x = 0; x < NR; x++) dst[x] = jr + x < nc ? src[x * $BCS] : 0.0f;
+          }
+        }
+      for (int64_t t = t0; t < t1; t++) {
+        const int64_t i0 = t * MR, rows = M - i0 < MR ? M - i0 : MR;
+        const float *ar[MR];
+        for (int r = 0; r < MR; r++) ar[r] = a + (i0 + (r < rows ? r : rows - 1)) * $ARS + pc * $ACS;
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const float *bq = bp + jr * kc;
+          float *ct = c + i0 * N + jc + jr;
+          const int64_t cols = nc - jr < NR ? nc - jr : NR;
+          const int full = rows == MR && cols == NR;
+          float edge[MR][NR];
+          LOOM_GV tot[MR][NV];
+          if (pc > 0 && !full)
+            for (int r = 0; r < MR; r++)
+              for (int64_t x = 0; x < NR; x++) edge[r][x] = r < rows && x < cols ? ct[r * N + x] : 0.0f;
+          for (int r = 0; r < MR; r++)
+            for (int v = 0; v < NV; v++)
+              tot[r][v] = pc == 0 ? (LOOM_GV){0} : full ? LOOM_GLOAD(ct + r * N + v * W) : LOOM_GLOAD(&edge[r][v * W]);
+          for (int64_t k0 = 0; k0 < kc; k0 += P) {
+            const int64_t k1 = k0 + P < kc ? k0 + P : kc;
+            LOOM_GV acc[MR][NV];
+            for (int r = 0; r < MR; r++)
+              for (int v = 0; v < NV; v++) acc[r][v] = $PARTIAL ? (LOOM_GV){0} : tot[r][v];
+            for (int64_t kk = k0; kk < k1; kk++) {
+              LOOM_GV y[NV];
+              for (int v = 0; v < NV; v++) y[v] = LOOM_GLOAD(bq + kk * NR + v * W);
+#pragma GCC unroll 16
+              for (int r = 0; r < MR; r++) {
+                const LOOM_GV x = LOOM_GSPLAT(ar[r][kk * $ACS]);
+                for (int v = 0; v < NV; v++) acc[r][v] = LOOM_GFOLD(x, y[v], acc[r][v]);
+              }
+            }
+            for (int r = 0; r < MR; r++)
+              for (int v = 0; v < NV; v++) tot[r][v] = $PARTIAL ? tot[r][v] + acc[r][v] : acc[r][v];
+          }
+          for (int r = 0; r < MR; r++)
+            for (int v = 0; v < NV; v++) LOOM_GSTORE(full ? ct + r * N + v * W : &edge[r][v * W], tot[r][v]);
+          if (!full)
+            for (int r = 0; r < rows; r++)
+              for (int64_t x = 0; x < cols; x++) ct[r * N + x] = edge[r][x];
+        }
+      }
+    }
+  }
+  free(bp);
+}
+#undef LOOM_GV
+#undef LOOM_GLOAD
+#undef LOOM_GSPLAT
+#undef LOOM_GSTORE
+#undef LOOM_GFOLD
+)";
+
+void put(std::string &s, const std::string &key, const std::string &v) {
+  for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size())) s.replace(p, key.size(), v);
+}
+
+}  // namespace
+
+std::string batch_offset(const schedule::GemmShape &g, const schedule::GemmOperand &o, const std::string &index) {
+  std::string s = std::to_string(o.offset);
+  int64_t inner = 1;
+  for (size_t d = g.batch.size(); d-- > 0;) {
+    s += " + ((" + index + " / " + std::to_string(inner) + ") % " + std::to_string(g.batch[d]) + ") * " +
+         std::to_string(o.batch_strides[d]) + "LL";
+    inner *= g.batch[d];
+  }
+  return s;
+}
+
+std::string render_c_gemm(const codegen::KernelSpec &p) {
+  const schedule::GemmShape &g = *p.gemm;
+  const codegen::GemmTiles &t = p.tiles;
+  LOOM_CHECK(g.in == DType::Float32 && g.out == DType::Float32 && t.rows > 0, "not a float32 GEMM template: " + p.name);
+  auto n = [](int64_t v) { return std::to_string(v) + "LL"; };
+  const std::string w = std::to_string(t.lanes);
+  std::string s = kTemplate;
+  // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
+  put(s, "$NAME", p.name);
+  put(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
+  put(s, "$MR", std::to_string(t.rows));
+  put(s, "$NV", std::to_string(t.vectors));
+  put(s, "$W", w);
+  put(s, "$M", n(g.m));
+  put(s, "$NC", n(t.columns));
+  put(s, "$N", n(g.n));
+  put(s, "$KC", n(t.depth));
+  put(s, "$K", n(g.k));
+  put(s, "$TILES", n((g.m + t.rows - 1) / t.rows));
+  put(s, "$PANELS", n((g.n + t.columns - 1) / t.columns));
+  put(s, "$PARTIAL", t.partial ? "1" : "0");
+  put(s, "$P", n(t.partial ? t.partial : t.depth));
+  put(s, "$SA", std::to_string(g.a.slot));
+  put(s, "$SB", std::to_string(g.b.slot));
+  put(s, "$AOFF", batch_offset(g, g.a, "bz"));
+  put(s, "$BOFF", batch_offset(g, g.b, "bz"));
+  put(s, "$ARS", n(g.a.row_stride));
+  put(s, "$ACS", n(g.a.col_stride));
+  put(s, "$BRS", n(g.b.row_stride));
+  put(s, "$BCS", n(g.b.col_stride));
+  return s;
+}
+
+}  // namespace loom::renderer
