@@ -9,9 +9,9 @@ namespace loom::codegen {
 
 namespace {
 
-// A panel of B of about 256 KiB (L2 holds it beside the tiles' rows of A);
+// A panel of B of about 128 KiB (L2 holds it beside the tiles' rows of A);
 // a tile's rows of A and columns of B stay in L1 over a block.
-constexpr int64_t kDepth = 256, kColumns = 256;
+constexpr int64_t kDepth = 256, kColumns = 128;
 
 }  // namespace
 

@@ -36,7 +36,14 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
     const int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
       const int64_t kc = K - pc < KC ? K - pc : KC;
-      for (int64_t jr = 0; jr < nc; jr += NR)
+      for (int64_t jr = 0; jr < nc; jr += NR) {
+        if ($BRS == 1 && $BCS != 1) {  // B column-major: each column's run of k read in order
+          for (int64_t x = 0; x < NR; x++) {
+            const float *src = b + pc + (jc + jr + x) * $BCS;
+            for (int64_t kk = 0; kk < kc; kk++) bp[jr * kc + kk * NR + x] = jr + x < nc ? src[kk] : 0.0f;
+          }
+          continue;
+        }
         for (int64_t kk = 0; kk < kc; kk++) {
           float *dst = bp + jr * kc + kk * NR;
           const float *src = b + (pc + kk) * $BRS + (jc + jr) * $BCS;
@@ -46,6 +53,7 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
             for (int64_t x = 0; x < NR; x++) dst[x] = jr + x < nc ? src[x * $BCS] : 0.0f;
           }
         }
+      }
       for (int64_t t = t0; t < t1; t++) {
         const int64_t i0 = t * MR, rows = M - i0 < MR ? M - i0 : MR;
         const float *ar[MR];

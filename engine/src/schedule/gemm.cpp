@@ -26,7 +26,9 @@ namespace {
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
-std::atomic<bool> g_transposed_packs{knobs::extern_gemm()};
+// The engine's setting where it sets none: the CPU's generated GEMMs are the C
+// target's packed template (codegen/gemm_tiles.h), which reads either way.
+std::atomic<bool> g_transposed_packs{knobs::extern_gemm() || knobs::device() == "CPU"};
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the

@@ -8,7 +8,7 @@
 //   - a pack kernel per operand that is not already a strided matrix (a
 //     convolution's windows, a fused prologue, a gradient read transposed):
 //     its values in a row-major scratch buffer, or a column-major one where
-//     the GEMMs run on a library and the buffer it reads runs longer so
+//     the GEMMs read either way and the buffer it reads runs longer so
 //     (set_gemm_packs_transposed),
 //   - one canonical GEMM kernel (its item carries its GemmShape), which the engine
 //     runs as generated code or hands to the device's extern GEMM,
@@ -40,10 +40,12 @@ void split_gemms(Schedule &sched);
 int64_t set_gemm_min_macs(int64_t macs);
 int64_t gemm_min_macs();
 
-// Whether a pack may store its matrices column-major: where the GEMMs run on
-// a library, which reads either orientation alike (generated GEMM code reads
-// a column-major B slowly). The engine sets it with LOOM_EXTERN (default:
-// that knob). Returns the previous value.
+// Whether a pack may store its matrices column-major: where the GEMMs read
+// either orientation alike, on a library or as the C target's packed template
+// (GEMM code lowered as loops, the CUDA target's float32 one, reads a
+// column-major B slowly). The engine sets it from LOOM_EXTERN and the
+// device's target (default: LOOM_EXTERN, or the CPU device). Returns the
+// previous value.
 bool set_gemm_packs_transposed(bool on);
 
 }  // namespace loom::schedule
