@@ -17,6 +17,11 @@ constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GSPLAT loom_splat$Wf
 #define LOOM_GSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(LOOM_GV))
 #define LOOM_GFOLD(x, y, acc) $FOLD
+#ifdef __clang__
+#define LOOM_GSHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define LOOM_GSHUF(a, b, ...) __builtin_shuffle(a, b, (loom_v$Wi){__VA_ARGS__})
+#endif
 void $NAME(void **bufs, int64_t start, int64_t end) {
   enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV };
   const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;
@@ -37,10 +42,17 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
     for (int64_t pc = 0; pc < K; pc += KC) {
       const int64_t kc = K - pc < KC ? K - pc : KC;
       for (int64_t jr = 0; jr < nc; jr += NR) {
-        if ($BRS == 1 && $BCS != 1) {  // B column-major: each column's run of k read in order
-          for (int64_t x = 0; x < NR; x++) {
-            const float *src = b + pc + (jc + jr + x) * $BCS;
-            for (int64_t kk = 0; kk < kc; kk++) bp[jr * kc + kk * NR + x] = jr + x < nc ? src[kk] : 0.0f;
+        if ($BRS == 1 && $BCS != 1) {  // B column-major: W columns' runs of W terms transposed in registers
+          for (int64_t x0 = 0; x0 < NR; x0 += W) {
+            const int64_t kw = jr + x0 + W <= nc ? kc / W * W : 0;
+            for (int64_t k0 = 0; k0 < kw; k0 += W) {
+              const float *src = b + pc + k0 + (jc + jr + x0) * $BCS;
+              float *dst = bp + jr * kc + k0 * NR + x0;
+$TRANSPOSE            }
+            for (int64_t x = x0; x < x0 + W; x++) {  // the terms past the whole blocks; columns past n
+              const float *src = b + pc + (jc + jr + x) * $BCS;
+              for (int64_t kk = kw; kk < kc; kk++) bp[jr * kc + kk * NR + x] = jr + x < nc ? src[kk] : 0.0f;
+            }
           }
           continue;
         }
@@ -104,7 +116,31 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
 #undef LOOM_GSPLAT
 #undef LOOM_GSTORE
 #undef LOOM_GFOLD
+#undef LOOM_GSHUF
 )";
+
+// Loads W columns' W consecutive terms (src, column stride $BCS), transposes
+// them in registers (log2 W stages, each swapping bit h of the row index with
+// bit h of the lane), and stores W rows of W columns (dst, row stride NR).
+std::string transpose_block(int64_t w) {
+  const std::string ind(14, ' ');
+  auto v = [](int64_t i) { return "v" + std::to_string(i); };
+  std::string s;
+  for (int64_t c = 0; c < w; c++) s += ind + "LOOM_GV " + v(c) + " = LOOM_GLOAD(src + " + std::to_string(c) + " * $BCS);\n";
+  for (int64_t h = w / 2; h >= 1; h /= 2)
+    for (int64_t i = 0; i < w; i++) {
+      if (i & h) continue;
+      std::string lo, hi;
+      for (int64_t j = 0; j < w; j++) {
+        lo += (j ? ", " : "") + std::to_string(j & h ? w + j - h : j);
+        hi += (j ? ", " : "") + std::to_string(j & h ? w + j : j + h);
+      }
+      s += ind + "{ const LOOM_GV p = LOOM_GSHUF(" + v(i) + ", " + v(i + h) + ", " + lo + "), q = LOOM_GSHUF(" + v(i) +
+           ", " + v(i + h) + ", " + hi + "); " + v(i) + " = p; " + v(i + h) + " = q; }\n";
+    }
+  for (int64_t c = 0; c < w; c++) s += ind + "LOOM_GSTORE(dst + " + std::to_string(c) + " * NR, " + v(c) + ");\n";
+  return s;
+}
 
 void put(std::string &s, const std::string &key, const std::string &v) {
   for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size())) s.replace(p, key.size(), v);
@@ -131,6 +167,7 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   const std::string w = std::to_string(t.lanes);
   std::string s = kTemplate;
   // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
+  put(s, "$TRANSPOSE", transpose_block(t.lanes));  // before $BCS, which it holds
   put(s, "$NAME", p.name);
   put(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
   put(s, "$MR", std::to_string(t.rows));
