@@ -98,8 +98,9 @@ KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
   return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32;
 }
+// (An empty product, k = 0, stays lowered: its loops store the zeros.)
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32;
+  return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0;
 }
 
 }  // namespace
