@@ -32,8 +32,7 @@ GemmTiles gemm_tiles(const schedule::GemmShape &g, const Target &t) {
 }
 
 int64_t gemm_items(const schedule::GemmShape &g, const GemmTiles &tiles) {
-  const int64_t panels = (g.n + tiles.columns - 1) / tiles.columns, row_tiles = (g.m + tiles.rows - 1) / tiles.rows;
-  return shape::prod(g.batch) * panels * row_tiles;
+  return shape::prod(g.batch) * tiles.panels(g.n) * tiles.row_tiles(g.m);
 }
 
 std::string gemm_tiles_str(const GemmTiles &t) {

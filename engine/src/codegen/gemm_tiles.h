@@ -30,6 +30,8 @@ struct GemmTiles {
   int64_t partial = 0;                       // terms per partial sum; 0: one level
   bool fma = false;
   int64_t tile_columns() const { return lanes * vectors; }
+  int64_t row_tiles(int64_t m) const { return (m + rows - 1) / rows; }
+  int64_t panels(int64_t n) const { return (n + columns - 1) / columns; }
 };
 
 GemmTiles gemm_tiles(const schedule::GemmShape &g, const Target &t);

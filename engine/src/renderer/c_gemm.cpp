@@ -1,6 +1,7 @@
 #include "renderer/c_gemm.h"
 
 #include "loom/error.h"
+#include "renderer/c_vector.h"
 
 namespace loom::renderer {
 
@@ -142,10 +143,6 @@ std::string transpose_block(int64_t w) {
   return s;
 }
 
-void put(std::string &s, const std::string &key, const std::string &v) {
-  for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size())) s.replace(p, key.size(), v);
-}
-
 }  // namespace
 
 std::string batch_offset(const schedule::GemmShape &g, const schedule::GemmOperand &o, const std::string &index) {
@@ -167,29 +164,29 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   const std::string w = std::to_string(t.lanes);
   std::string s = kTemplate;
   // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
-  put(s, "$TRANSPOSE", transpose_block(t.lanes));  // before $BCS, which it holds
-  put(s, "$NAME", p.name);
-  put(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
-  put(s, "$MR", std::to_string(t.rows));
-  put(s, "$NV", std::to_string(t.vectors));
-  put(s, "$W", w);
-  put(s, "$M", n(g.m));
-  put(s, "$NC", n(t.columns));
-  put(s, "$N", n(g.n));
-  put(s, "$KC", n(t.depth));
-  put(s, "$K", n(g.k));
-  put(s, "$TILES", n((g.m + t.rows - 1) / t.rows));
-  put(s, "$PANELS", n((g.n + t.columns - 1) / t.columns));
-  put(s, "$PARTIAL", t.partial ? "1" : "0");
-  put(s, "$P", n(t.partial ? t.partial : t.depth));
-  put(s, "$SA", std::to_string(g.a.slot));
-  put(s, "$SB", std::to_string(g.b.slot));
-  put(s, "$AOFF", batch_offset(g, g.a, "bz"));
-  put(s, "$BOFF", batch_offset(g, g.b, "bz"));
-  put(s, "$ARS", n(g.a.row_stride));
-  put(s, "$ACS", n(g.a.col_stride));
-  put(s, "$BRS", n(g.b.row_stride));
-  put(s, "$BCS", n(g.b.col_stride));
+  fill_placeholder(s, "$TRANSPOSE", transpose_block(t.lanes));  // before $BCS, which it holds
+  fill_placeholder(s, "$NAME", p.name);
+  fill_placeholder(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
+  fill_placeholder(s, "$MR", std::to_string(t.rows));
+  fill_placeholder(s, "$NV", std::to_string(t.vectors));
+  fill_placeholder(s, "$W", w);
+  fill_placeholder(s, "$M", n(g.m));
+  fill_placeholder(s, "$NC", n(t.columns));
+  fill_placeholder(s, "$N", n(g.n));
+  fill_placeholder(s, "$KC", n(t.depth));
+  fill_placeholder(s, "$K", n(g.k));
+  fill_placeholder(s, "$TILES", n(t.row_tiles(g.m)));
+  fill_placeholder(s, "$PANELS", n(t.panels(g.n)));
+  fill_placeholder(s, "$PARTIAL", t.partial ? "1" : "0");
+  fill_placeholder(s, "$P", n(t.partial ? t.partial : t.depth));
+  fill_placeholder(s, "$SA", std::to_string(g.a.slot));
+  fill_placeholder(s, "$SB", std::to_string(g.b.slot));
+  fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
+  fill_placeholder(s, "$BOFF", batch_offset(g, g.b, "bz"));
+  fill_placeholder(s, "$ARS", n(g.a.row_stride));
+  fill_placeholder(s, "$ACS", n(g.a.col_stride));
+  fill_placeholder(s, "$BRS", n(g.b.row_stride));
+  fill_placeholder(s, "$BCS", n(g.b.col_stride));
   return s;
 }
 

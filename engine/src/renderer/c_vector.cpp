@@ -99,6 +99,11 @@ std::string c_vector_statement(R &r, const UOpRef &u) {
   }
 }
 
+void fill_placeholder(std::string &text, const std::string &key, const std::string &value) {
+  for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + value.size()))
+    text.replace(p, key.size(), value);
+}
+
 std::string c_vector_prelude() {
   // $W lanes, $B bytes, $X the broadcast's initializers. Each function's
   // operations are its scalar counterpart's, in the same order, and the
@@ -191,12 +196,9 @@ static inline loom_v$Wf loom_vtanhf$W(loom_v$Wf x) {
   for (int w : {4, 8, 16}) {
     std::string s = tmpl, x;
     for (int i = 0; i < w; i++) x += i ? ", x" : "x";
-    auto put = [&](const std::string &key, const std::string &v) {
-      for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + v.size())) s.replace(p, key.size(), v);
-    };
-    put("$W", std::to_string(w));
-    put("$B", std::to_string(4 * w));
-    put("$X", x);
+    fill_placeholder(s, "$W", std::to_string(w));
+    fill_placeholder(s, "$B", std::to_string(4 * w));
+    fill_placeholder(s, "$X", x);
     out += s;
   }
   return out;

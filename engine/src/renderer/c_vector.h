@@ -17,4 +17,8 @@ std::string c_vector_statement(CStyleRenderer &r, const UOpRef &u);
 // The vector types and functions for 4, 8 and 16 lanes.
 std::string c_vector_prelude();
 
+// Replaces every `key` (a $-placeholder of the C target's templates) in `text`
+// by `value`.
+void fill_placeholder(std::string &text, const std::string &key, const std::string &value);
+
 }  // namespace loom::renderer
