@@ -37,14 +37,19 @@ Affine affine(const UOpRef &u) {
   return a;
 }
 
-bool consecutive(const std::vector<UOpRef> &idx) {
-  const Affine first = affine(idx[0]);
-  for (size_t i = 1; i < idx.size(); i++) {
+int64_t lane_stride(const std::vector<UOpRef> &idx) {
+  if (idx.size() < 2) return 0;
+  const Affine first = affine(idx[0]), second = affine(idx[1]);
+  const int64_t s = second.constant - first.constant;
+  if (second.terms != first.terms) return 0;
+  for (size_t i = 2; i < idx.size(); i++) {
     const Affine a = affine(idx[i]);
-    if (a.terms != first.terms || a.constant - first.constant != static_cast<int64_t>(i)) return false;
+    if (a.terms != first.terms || a.constant - first.constant != s * static_cast<int64_t>(i)) return 0;
   }
-  return true;
+  return s;
 }
+
+bool consecutive(const std::vector<UOpRef> &idx) { return idx.size() == 1 || lane_stride(idx) == 1; }
 
 bool aligned(const UOpRef &idx, int64_t w) {
   const Affine a = affine(idx);

@@ -18,6 +18,10 @@ struct Affine {
 // node is a term.
 Affine affine(const uop::UOpRef &u);
 
+// The s for which index i of `idx` is index 0 plus s * i, for every i; 0 when
+// there is none (or `idx` holds one index).
+int64_t lane_stride(const std::vector<uop::UOpRef> &idx);
+
 // Index i of `idx` is index 0 plus i, for every i.
 bool consecutive(const std::vector<uop::UOpRef> &idx);
 

@@ -158,14 +158,25 @@ class Vectorizer {
     return per_lane(n, srcs);
   }
 
-  // Consecutive elements under one gate: one vector load. Otherwise the lanes load alone.
+  // Consecutive elements under one gate: one vector load. Every second
+  // element (a pool's or a strided window's): the two vector loads that span
+  // them, from the first lane's element to the last's, shuffled. Otherwise
+  // the lanes load alone.
   Pack load(const std::vector<UOpRef> &n) {
     const UOp &a = *n[0];
     const bool gated = a.src.size() > 2;
     if (!in_vectors(a.dtype) || a.src[0]->dtype != a.dtype || !all_same(column(n, 0)) ||
-        (gated && !all_same(column(n, 2))) || !access(column(n, 1)))
+        (gated && !all_same(column(n, 2))))
       return {nullptr, n};
-    return {UOp::make(Op::Load, a.dtype, a.src, w_), {}};
+    if (access(column(n, 1))) return {UOp::make(Op::Load, a.dtype, a.src, w_), {}};
+    if (mode_ != Vectors::All || lane_stride(column(n, 1)) != 2) return {nullptr, n};
+    std::vector<UOpRef> second = a.src.vec();
+    second[1] = uop::alu(Op::Add, a.src[1], UOp::const_int(w_ - 1));
+    const UOpRef lo = UOp::make(Op::Load, a.dtype, a.src, w_), hi = UOp::make(Op::Load, a.dtype, second, w_);
+    std::vector<UOpRef> picked;  // lo's even lanes, then hi's odd ones
+    for (int64_t i = 0; i < w_; i++)
+      picked.push_back(UOp::make(Op::Gep, a.dtype, {i < w_ / 2 ? lo : hi}, i < w_ / 2 ? 2 * i : 2 * i - w_ + 1));
+    return {UOp::make(Op::Vectorize, a.dtype, picked), {}};
   }
 
   // Each lane computes its op alone, reading its lane of each operand.

@@ -12,8 +12,10 @@
 // op on vectors (float32 arithmetic, max, min, exp, erf, log, tanh, selects and float
 // comparisons, and float32 sum/max/min reductions), each lane computing
 // exactly what its scalar copy computed; loads whose indices are consecutive
-// and whose gate is shared become one vector load, other loads are gathered
-// (VECTORIZE of the scalar loads). An op the target does not vectorize runs
+// and whose gate is shared become one vector load; those two elements apart
+// (stride-2 pools and windows) two vector loads spanning them and a VECTORIZE
+// of their even and odd lanes (the C target's one shuffle); other loads are
+// gathered (VECTORIZE of the scalar loads). An op the target does not vectorize runs
 // per lane on GEP's of its vector operands. Stores of consecutive indices with
 // one gate store the vector; others store each lane.
 //

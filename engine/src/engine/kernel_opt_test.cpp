@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "codegen/pipeline.h"
 #include "codegen/vectorize.h"
@@ -144,6 +145,43 @@ TEST(KernelOpt, AShortReductionFoldsInRegistersInLoopOrder) {
     for (int64_t i = 0; i < 4; i++) acc = acc + static_cast<float>(rows[static_cast<size_t>(i * 32 + j)]);
     ASSERT_EQ(std::signbit(got.get(j)), std::signbit(acc)) << j;
     ASSERT_EQ(static_cast<float>(got.get(j)), acc) << j;
+  }
+}
+
+// A max over 2x2 windows with stride 2 (max_pool2d's): each of a row's
+// outputs reads every second element. The lanes load the two vectors that
+// span their elements, from the first lane's to the last's (never past it),
+// and take the even or the odd lanes in one shuffle: no element is loaded
+// alone. The values are the scalar maxima's, NaN and -0.0 included.
+TEST(KernelOpt, EveryOtherElementLoadsAsTwoVectorsAndAShuffle) {
+  if (no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1 turns these optimizations off";
+  std::vector<float> xv = float_values(Tensor::randn({3, 4, 32}));
+  xv[5] = std::nanf("");
+  xv[70] = -0.0f;
+  xv[71] = 0.0f;
+  xv[102] = 0.0f;
+  xv[103] = -0.0f;
+  Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {3, 4, 32});
+  Tensor y = x.reshape({3, 2, 2, 16, 2}).amax({2, 4});
+  const codegen::KernelSpec p = program_of(y);
+  int64_t scalar_loads = 0, shuffles = 0;
+  for (auto &u : p.uops) {
+    scalar_loads += u->op == Op::Load && codegen::lanes(*u) == 1;
+    if (u->op != Op::Vectorize) continue;
+    std::set<const uop::UOp *> from;
+    for (auto &s : u->src) from.insert(s->op == Op::Gep ? s->src[0].get() : s.get());
+    shuffles += from.size() == 2 && u->src[0]->op == Op::Gep;
+  }
+  EXPECT_EQ(scalar_loads, 0);
+  EXPECT_EQ(shuffles, 4);  // one per window element
+  const std::vector<float> got = float_values(y);
+  auto maxf = [](float a, float b) { return (a != a || a > b) ? a : b; };
+  for (size_t i = 0; i < got.size(); i++) {
+    const size_t n = i / 32, r = i / 16 % 2, c = i % 16, at = n * 128 + r * 64 + 2 * c;
+    const float want = maxf(maxf(maxf(xv[at], xv[at + 1]), xv[at + 32]), xv[at + 33]);
+    ASSERT_EQ(std::isnan(got[i]), std::isnan(want)) << "element " << i;
+    if (!std::isnan(want)) ASSERT_EQ(std::signbit(got[i]), std::signbit(want)) << "element " << i;
+    if (!std::isnan(want)) ASSERT_EQ(got[i], want) << "element " << i;
   }
 }
 

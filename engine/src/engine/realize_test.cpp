@@ -257,6 +257,20 @@ TEST(Work, ConvBatchNormGeluPoolComputesEachReductionOnce) {
   EXPECT_LE(bwd.work, bwd.work_needed * 3 / 2);
 }
 
+// A max-pool's forward: the windows' maximum, each window's best score (the
+// element torch's scan keeps: one float per window, which the gradient reads
+// too) and the value of that element. Three kernels, one stored intermediate
+// beside the maximum: no mask per window element.
+TEST(Work, AMaxPoolStoresOneScorePerWindow) {
+  Tensor::manual_seed(7);
+  Tensor x = Tensor::randn({2, 4, 9, 9}).realize().requires_grad_();
+  reset_run_stats();
+  Tensor y = nn::max_pool2d(x, 2);
+  y.realize();
+  EXPECT_EQ(run_stats().kernels_run, 3);
+  EXPECT_EQ(run_stats().buffers_allocated, 3);
+}
+
 // A 3x3 convolution's input gradient adds each window element's gradient
 // back where it was read: one elementwise sum of nine shifted views of the
 // stored windows gradient, nothing else above it (no per-element tensor ops:

@@ -298,7 +298,9 @@ Tensor sum_windows(const Tensor &win, const Dims &dims, bool channels_last) {
 
 // x4 padded (reading pad_value) and cut into windows: (N, C, Ho, Wo, kh, kw).
 Tensor pool_windows(const Tensor &x4, const PoolDim &h, const PoolDim &w, Scalar pad_value) {
-  Tensor padded = x4.pad({{0, 0}, {0, 0}, {h.p, h.p + h.extra()}, {w.p, w.p + w.extra()}}, pad_value);
+  // No padding: x4 itself, not a select of it that windows_2d would store.
+  const bool pads = h.p > 0 || w.p > 0 || h.extra() > 0 || w.extra() > 0;
+  Tensor padded = pads ? x4.pad({{0, 0}, {0, 0}, {h.p, h.p + h.extra()}, {w.p, w.p + w.extra()}}, pad_value) : x4;
   Tensor win = windows_2d(padded, Pair2(h.k, w.k), Pair2(h.s, w.s), Pair2(h.d, w.d));
   LOOM_CHECK(win.size(2) == h.out() && win.size(3) == w.out(), "pool windows do not match torch's output size");
   return win;
@@ -443,8 +445,10 @@ Tensor max_pool2d(const Tensor &input, Pair2 kernel_size, std::optional<Pair2> s
     Tensor first = Tensor::arange(kk, 0, -1, DType::Float32).reshape({1, 1, 1, 1, kk});
     Tensor last = Tensor::arange(kk + 1, 2 * kk + 1, 1, DType::Float32).reshape({1, 1, 1, 1, kk});
     Tensor score = v.ne(v).where(last, hit.where(first, Tensor::zeros({}, DType::Float32)));
-    // Stored once: the gradient reads the mask instead of recomputing the scores.
-    pick = stored(score.eq(score.amax({4}, true)));
+    // Each window's best score, stored once (one float per window): it names
+    // the element picked, for the value and for the gradient.
+    Tensor best = stored(score.amax({4}, true));
+    pick = best.eq(first).logical_or(best.eq(last));
   }
   Tensor r = sum_windows(pick.where(flat, Tensor::zeros({}, flat.dtype())), {4}, keeps_channels_last(input));
   return unbatched_like(r, input);

@@ -18,11 +18,7 @@ constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GSPLAT loom_splat$Wf
 #define LOOM_GSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(LOOM_GV))
 #define LOOM_GFOLD(x, y, acc) $FOLD
-#ifdef __clang__
-#define LOOM_GSHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
-#define LOOM_GSHUF(a, b, ...) __builtin_shuffle(a, b, (loom_v$Wi){__VA_ARGS__})
-#endif
+#define LOOM_GSHUF LOOM_VSHUF$W
 void $NAME(void **bufs, int64_t start, int64_t end) {
   enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV };
   const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;

@@ -110,8 +110,9 @@ static inline __attribute__((always_inline)) float loom_self(int32_t c, float a,
   r.i = (x.i & -c) | (y.i & ~-c);
   return r.f;
 }
-static inline __attribute__((always_inline)) float loom_maxf(float a, float b) { return loom_self((a != a) | (a > b), a, b); }
-static inline __attribute__((always_inline)) float loom_minf(float a, float b) { return loom_self((a != a) | (a < b), a, b); }
+/* a > b ? a : b is one maxss (minss); only a NaN in a branches. */
+static inline __attribute__((always_inline)) float loom_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+static inline __attribute__((always_inline)) float loom_minf(float a, float b) { return (a != a || a < b) ? a : b; }
 /* The polynomials of exp and erf, shared by their scalar and vector forms
    (c_vector.h): the same constants in the same order. */
 #define LOOM_EXPF_POLY(p, r)     \

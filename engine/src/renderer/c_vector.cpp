@@ -1,5 +1,9 @@
 #include "renderer/c_vector.h"
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "codegen/vectorize.h"
 #include "loom/error.h"
 
@@ -20,6 +24,21 @@ std::string operand(R &r, const UOpRef &u, size_t i, int64_t w) {
   return s->dtype == DType::Bool ? "loom_splat" + n + "i(-(int32_t)(" + x + "))" : "loom_splat" + n + "f(" + x + ")";
 }
 
+// A VECTORIZE of lanes of at most two vectors of its width: one shuffle.
+std::optional<std::string> lanes_shuffled(R &r, const UOpRef &u, int64_t w) {
+  std::vector<UOpRef> from;  // the vectors, in order of first use
+  std::string picks;
+  for (const UOpRef &s : u->src) {
+    if (s->op != Op::Gep || codegen::lanes(*s->src[0]) != w) return std::nullopt;
+    auto it = std::find(from.begin(), from.end(), s->src[0]);
+    if (it == from.end()) it = from.insert(it, s->src[0]);
+    const int64_t v = it - from.begin();
+    if (v > 1) return std::nullopt;
+    picks += ", " + std::to_string(v * w + s->arg_as<int64_t>());
+  }
+  return "LOOM_VSHUF" + std::to_string(w) + "(" + r.name_of(from[0]) + ", " + r.name_of(from.back()) + picks + ")";
+}
+
 std::string expression(R &r, const UOpRef &u, int64_t w) {
   const std::string n = std::to_string(w);
   auto a = [&](size_t i) { return operand(r, u, i, w); };
@@ -35,6 +54,7 @@ std::string expression(R &r, const UOpRef &u, int64_t w) {
       return u->src.size() > 2 ? "(" + r.operand(u, 2) + " ? " + ld + " : loom_splat" + n + "f(0.0f))" : ld;
     }
     case Op::Vectorize: {
+      if (auto shuffle = lanes_shuffled(r, u, w)) return *shuffle;
       std::string s = "(" + vtype(u->dtype, w) + "){";
       for (size_t i = 0; i < u->src.size(); i++) {
         const std::string x = r.name_of(u->src[i]);
@@ -72,6 +92,12 @@ std::string c_vector_statement(R &r, const UOpRef &u) {
     case Op::Gep: {
       std::string e = r.name_of(u->src[0]) + "[" + std::to_string(u->arg_as<int64_t>()) + "]";
       if (u->dtype == DType::Bool) e = "(" + e + " != 0)";
+      // A lane of a value (not of an accumulator, which later statements
+      // change) is read where it is used: the lanes a shuffle picks need no statement.
+      if (u->src[0]->op != Op::Reduce) {
+        r.bind(u, e);
+        return "";
+      }
       return std::string(r.reg_type(u->dtype)) + " " + r.def(u, "alu") + " = " + e + ";";
     }
     case Op::DefineAcc: {
@@ -113,6 +139,11 @@ typedef int32_t loom_v$Wi __attribute__((vector_size($B)));
 static inline loom_v$Wf loom_splat$Wf(float x) { return (loom_v$Wf){$X}; }
 static inline loom_v$Wi loom_splat$Wi(int32_t x) { return (loom_v$Wi){$X}; }
 static inline loom_v$Wf loom_vload$Wf(const float *p) { loom_v$Wf v; __builtin_memcpy(&v, p, sizeof v); return v; }
+#ifdef __clang__
+#define LOOM_VSHUF$W(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define LOOM_VSHUF$W(a, b, ...) __builtin_shuffle(a, b, (loom_v$Wi){__VA_ARGS__})
+#endif
 static inline loom_v$Wf loom_vsel$W(loom_v$Wi c, loom_v$Wf a, loom_v$Wf b) {
   return (loom_v$Wf)(((loom_v$Wi)a & c) | ((loom_v$Wi)b & ~c));
 }

@@ -4,6 +4,8 @@
 // of the prelude computes each lane exactly as its scalar counterpart
 // (loom_vexpf<w> as loom_expf, loom_verff<w> as loom_erff, ...), so a kernel
 // computes the same bits vectorized or not (c_vector_test.cpp checks it).
+// LOOM_VSHUF<w>(a, b, i...) picks lanes i of a and b (b's from w on): one
+// shuffle, the form of a VECTORIZE of two vectors' lanes.
 #pragma once
 #include <string>
 
