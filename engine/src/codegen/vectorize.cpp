@@ -31,16 +31,23 @@ int64_t lane_count(int64_t amount, Vectors mode, int64_t max_lanes) {
 }
 
 // Whether vectors pay: some lanes load consecutive elements, or compute an op
-// whose row has kPays (exp, erf, log, tanh). Memory vectors: some load or
-// store is one access.
+// whose row has kPays (exp, erf, log, tanh), or store consecutive elements
+// computed on vectors without gathering a load (values shared by the lanes
+// and per-lane constants: a max-pool's gradient over its windows). Memory
+// vectors: some load or store is one access.
 // Lanes that only gather (a row sum's rows) stay scalar chains.
 bool pays(const UOpRef &sink, Vectors mode) {
+  bool stores = false, gathers = false;
   for (auto &u : uop::toposort(sink)) {
     if (lanes(*u) == 1) continue;
     if (u->op == Op::Load || (mode == Vectors::Memory && u->op == Op::Store)) return true;
     if (mode == Vectors::All && (uop::op_info(u->op).flags & uop::OpInfo::kPays)) return true;
+    stores = stores || u->op == Op::Store;
+    gathers = gathers || (u->op == Op::Vectorize && std::any_of(u->src.begin(), u->src.end(), [](const UOpRef &s) {
+                            return s->op == Op::Load;
+                          }));
   }
-  return false;
+  return mode == Vectors::All && stores && !gathers;
 }
 
 bool all_same(const std::vector<UOpRef> &n) {
