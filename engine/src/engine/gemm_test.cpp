@@ -316,6 +316,40 @@ TEST(GemmSplit, ABatchOfOpenBlasGemmsOverThePoolsThreadsIsEachGemmAlone) {
   }
 }
 
+// One GEMM alone runs as one block of rows or columns per pool thread (the
+// longer side cut), each an sgemm call on one OpenBLAS thread, for every
+// orientation sgemm takes: A and B each read in place row-major or
+// transposed. Every element is within float32 rounding of the sum in double.
+TEST(GemmSplit, AnOpenBlasGemmAloneIsOneBlockPerThreadInEveryOrientation) {
+  if (const std::string why = why_no_openblas_gemm(); !why.empty()) GTEST_SKIP() << why;
+  testing::ExternGemm on(true);
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{200, 72}, {72, 200}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + (ta ? " A^T" : "") + (tb ? " B^T" : ""));
+        const int64_t k = 300;
+        Tensor a = (ta ? Tensor::randn({k, m}) : Tensor::randn({m, k})).realize();
+        Tensor b = (tb ? Tensor::randn({n, k}) : Tensor::randn({k, n})).realize();
+        const Tensor av = ta ? a.permute({1, 0}) : a, bv = tb ? b.permute({1, 0}) : b;
+        const Tensor c = av.matmul(bv);
+        const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({c.uop()}));
+        ASSERT_EQ(items.size(), 1u);
+        ASSERT_NE(items[0].program->library(), nullptr);
+        EXPECT_TRUE(items[0].parallel);
+        const std::vector<float> got = float_values(c), x = float_values(av.contiguous()), y = float_values(bv.contiguous());
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double want = 0, mag = 0;
+            for (int64_t q = 0; q < k; q++) {
+              const double p = double(x[static_cast<size_t>(i * k + q)]) * double(y[static_cast<size_t>(q * n + j)]);
+              want += p;
+              mag += std::fabs(p);
+            }
+            ASSERT_NEAR(got[static_cast<size_t>(i * n + j)], want, 1e-6 * mag + 1e-6) << i << ", " << j;
+          }
+      }
+}
+
 // On CUDA (and its emulator) the extern GEMM is cuBLAS, for float32 and half
 // matmuls alike (a float32 one large enough for the GEMM split, a half one
 // at any size); with it off, generated code (the half one on tensor cores).

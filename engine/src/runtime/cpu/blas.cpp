@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <string>
@@ -54,34 +55,57 @@ class SgemmProgram : public Program {
       : fn_(fn), g_(std::move(g)), ta_(ta), tb_(tb), lda_(lda), ldb_(ldb) {}
 
   const char *library() const override { return "openblas sgemm"; }
-  // One GEMM splits over OpenBLAS's threads. A batch of at least two per
-  // thread splits over the pool's threads instead, each GEMM on one thread:
-  // small GEMMs (a convolution's per image) leave OpenBLAS's threads waiting
-  // (hlb's 64 x 256x225x576: 61 -> 304 GFLOP/s). The values agree to float32
-  // rounding, not bit for bit: OpenBLAS on one thread sums otherwise than on two.
+  // Each sgemm call runs on one OpenBLAS thread, the pool's threads sharing
+  // the calls: a batch of at least two per thread one GEMM each (small GEMMs,
+  // a convolution's per image, leave OpenBLAS's threads waiting: hlb's 64 x
+  // 256x225x576, 61 -> 304 GFLOP/s), else each GEMM's rows or columns cut
+  // into one block per thread. OpenBLAS's own threads stay asleep: after a
+  // call they spin for a while, taking the cores the next kernels run on.
+  // Every element is then one single-threaded sgemm's sum, whatever the
+  // threads (OpenBLAS on two threads sums otherwise).
   void launch(void **bufs, int64_t, bool parallel) const override {
     int64_t batches = 1;
     for (int64_t n : g_.batch) batches *= n;
     const OpenBlas &lib = openblas();
     const int threads = pool_threads();
-    if (!parallel || threads < 2 || batches < 2 * threads || !lib.set_threads) {
-      for (int64_t i = 0; i < batches; i++) one(bufs, i);
+    if (!parallel || threads < 2 || !lib.set_threads) {
+      for (int64_t i = 0; i < batches; i++) one(bufs, i, Block{0, g_.m, 0, g_.n});
       return;
     }
     const int was = lib.get_threads();
     lib.set_threads(1);
-    parallel_run(threads, [&](int t) {
-      for (int64_t i = batches * t / threads; i < batches * (t + 1) / threads; i++) one(bufs, i);
-    });
+    if (batches >= 2 * threads) {
+      parallel_run(threads, [&](int t) {
+        for (int64_t i = batches * t / threads; i < batches * (t + 1) / threads; i++) one(bufs, i, Block{0, g_.m, 0, g_.n});
+      });
+    } else {
+      parallel_run(threads, [&](int t) {
+        for (int64_t i = 0; i < batches; i++) one(bufs, i, part(t, threads));
+      });
+    }
     lib.set_threads(was);
   }
 
  private:
-  // The batch's element i: its offsets from its row-major index.
-  void one(void **bufs, int64_t i) const {
+  struct Block {
+    int64_t r0, r1, c0, c1;  // rows [r0, r1) and columns [c0, c1) of C
+  };
+
+  // Part t of `parts` of one GEMM: a run of rows where there are more rows
+  // than columns, else of columns, cut at multiples of 16.
+  Block part(int t, int parts) const {
+    const bool by_rows = g_.m >= g_.n;
+    const int64_t len = by_rows ? g_.m : g_.n, units = (len + 15) / 16;
+    const int64_t lo = std::min(len, units * t / parts * 16), hi = std::min(len, units * (t + 1) / parts * 16);
+    return by_rows ? Block{lo, hi, 0, g_.n} : Block{0, g_.m, lo, hi};
+  }
+
+  // Block `blk` of the batch's element i, its offsets from its row-major index.
+  void one(void **bufs, int64_t i, const Block &blk) const {
+    if (blk.r0 >= blk.r1 || blk.c0 >= blk.c1) return;
     const auto *a = static_cast<const float *>(bufs[g_.a.slot]) + g_.a.offset;
     const auto *b = static_cast<const float *>(bufs[g_.b.slot]) + g_.b.offset;
-    auto *c = static_cast<float *>(bufs[0]);
+    auto *c = static_cast<float *>(bufs[0]) + i * g_.m * g_.n;
     int64_t oa = 0, ob = 0;
     for (int64_t d = static_cast<int64_t>(g_.batch.size()) - 1, rest = i; d >= 0; d--) {
       const auto sd = static_cast<size_t>(d);
@@ -89,8 +113,11 @@ class SgemmProgram : public Program {
       ob += rest % g_.batch[sd] * g_.b.batch_strides[sd];
       rest /= g_.batch[sd];
     }
-    const auto m = static_cast<int>(g_.m), n = static_cast<int>(g_.n), k = static_cast<int>(g_.k);
-    fn_(kRowMajor, ta_, tb_, m, n, k, 1.0f, a + oa, lda_, b + ob, ldb_, 0.0f, c + i * g_.m * g_.n, n);
+    oa += blk.r0 * (ta_ == kNoTrans ? lda_ : 1);  // A's row r0
+    ob += blk.c0 * (tb_ == kNoTrans ? 1 : ldb_);  // B's column c0
+    const auto m = static_cast<int>(blk.r1 - blk.r0), n = static_cast<int>(blk.c1 - blk.c0), k = static_cast<int>(g_.k);
+    fn_(kRowMajor, ta_, tb_, m, n, k, 1.0f, a + oa, lda_, b + ob, ldb_, 0.0f, c + blk.r0 * g_.n + blk.c0,
+        static_cast<int>(g_.n));
   }
 
   SgemmFn fn_;
