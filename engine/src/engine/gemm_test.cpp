@@ -106,6 +106,18 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   EXPECT_EQ(again.items[0].gemm, g);
 }
 
+// A convolution whose result a max-pool reads: the GEMM writes the
+// convolution's output itself (its value reaches the pool through a reshape
+// and a copy point's marker, both in order), no epilogue copying it.
+TEST(GemmSplit, AConvolutionsGemmWritesTheOutputAPoolReads) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  Tensor x = Tensor::randn({2, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
+  const Tensor y = nn::max_pool2d(nn::conv2d(x, w, std::nullopt, 1, 1), 2);
+  EXPECT_EQ(names(schedule::create_schedule({y.uop()})),
+            (std::vector<std::string>{"pack_2_216_961", "gemm_2_64_961_216", "r_2_64_15_15_1", "r_2_64_15_15_1",
+                                      "r_2_64_15_15_1"}));
+}
+
 TEST(GemmSplit, SmallReductionsStayOneKernel) {
   Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.matmul(b).relu().uop()});

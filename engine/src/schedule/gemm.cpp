@@ -340,8 +340,14 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   order.insert(order.end(), rows.begin(), rows.end());
   order.insert(order.end(), cols.begin(), cols.end());
   const UOpRef &r = pr.r;
-  const bool direct = order == pr.out && (value == r || (value->op == Op::View && value->src[0] == r &&
-                                                         value->arg_as<ShapeTracker>().contiguous()));
+  // The value is the sum itself, or it read in order through views (a
+  // reshape, a copy point's marker over it).
+  auto in_order = [&, numel = shape::prod(uop::shape_of(r))](UOpRef v) {
+    for (; v->op == Op::View; v = v->src[0])
+      if (!v->arg_as<ShapeTracker>().contiguous() || shape::prod(v->arg_as<ShapeTracker>().shape()) != numel) return false;
+    return v == r;
+  };
+  const bool direct = order == pr.out && in_order(value);
   std::vector<int64_t> gemm_dims = c_shape;
   gemm_dims.push_back(plan.kn);
   const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
