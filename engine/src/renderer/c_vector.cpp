@@ -30,9 +30,8 @@ std::optional<std::string> lanes_shuffled(R &r, const UOpRef &u, int64_t w) {
   std::string picks;
   for (const UOpRef &s : u->src) {
     if (s->op != Op::Gep || codegen::lanes(*s->src[0]) != w) return std::nullopt;
-    auto it = std::find(from.begin(), from.end(), s->src[0]);
-    if (it == from.end()) it = from.insert(it, s->src[0]);
-    const int64_t v = it - from.begin();
+    if (std::find(from.begin(), from.end(), s->src[0]) == from.end()) from.push_back(s->src[0]);
+    const int64_t v = std::find(from.begin(), from.end(), s->src[0]) - from.begin();
     if (v > 1) return std::nullopt;
     picks += ", " + std::to_string(v * w + s->arg_as<int64_t>());
   }

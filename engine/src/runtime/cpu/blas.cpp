@@ -61,8 +61,8 @@ class SgemmProgram : public Program {
   // 256x225x576, 61 -> 304 GFLOP/s), else each GEMM's rows or columns cut
   // into one block per thread. OpenBLAS's own threads stay asleep: after a
   // call they spin for a while, taking the cores the next kernels run on.
-  // Every element is then one single-threaded sgemm's sum, whatever the
-  // threads (OpenBLAS on two threads sums otherwise).
+  // Every element is then summed by a single-threaded sgemm call, whatever
+  // the pool's threads (OpenBLAS on two threads sums otherwise).
   void launch(void **bufs, int64_t, bool parallel) const override {
     int64_t batches = 1;
     for (int64_t n : g_.batch) batches *= n;
