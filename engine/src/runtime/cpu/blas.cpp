@@ -68,21 +68,19 @@ class SgemmProgram : public Program {
     for (int64_t n : g_.batch) batches *= n;
     const OpenBlas &lib = openblas();
     const int threads = pool_threads();
+    const Block whole{0, g_.m, 0, g_.n};
     if (!parallel || threads < 2 || !lib.set_threads) {
-      for (int64_t i = 0; i < batches; i++) one(bufs, i, Block{0, g_.m, 0, g_.n});
+      for (int64_t i = 0; i < batches; i++) one(bufs, i, whole);
       return;
     }
     const int was = lib.get_threads();
     lib.set_threads(1);
-    if (batches >= 2 * threads) {
-      parallel_run(threads, [&](int t) {
-        for (int64_t i = batches * t / threads; i < batches * (t + 1) / threads; i++) one(bufs, i, Block{0, g_.m, 0, g_.n});
-      });
-    } else {
-      parallel_run(threads, [&](int t) {
-        for (int64_t i = 0; i < batches; i++) one(bufs, i, part(t, threads));
-      });
-    }
+    const bool by_batch = batches >= 2 * threads;
+    parallel_run(threads, [&](int t) {
+      const int64_t i0 = by_batch ? batches * t / threads : 0, i1 = by_batch ? batches * (t + 1) / threads : batches;
+      const Block blk = by_batch ? whole : part(t, threads);
+      for (int64_t i = i0; i < i1; i++) one(bufs, i, blk);
+    });
     lib.set_threads(was);
   }
 
