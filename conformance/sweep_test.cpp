@@ -2,7 +2,11 @@
 // once each, on a fixed shape. Feeds the coverage report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <sstream>
+#include <stdexcept>
 
 #include "coverage.h"
 #include "harness.h"
@@ -20,13 +24,37 @@ std::vector<std::string> op_names() {
   return names;
 }
 
-// The sweep's cases of one op: every dtype, every layout (none for arity 0).
+// The values of `all` whose names the comma-separated list in the environment
+// variable `var` gives, in that list's order; all of them where it is unset or
+// empty. A name that is none of them is an error naming the variable.
+template <typename T, size_t N, typename Name>
+std::vector<T> chosen(const char *var, const T (&all)[N], Name name) {
+  const char *env = std::getenv(var);
+  if (env == nullptr || *env == '\0') return {std::begin(all), std::end(all)};
+  std::vector<T> out;
+  std::stringstream list(env);
+  for (std::string item; std::getline(list, item, ',');) {
+    const T *it = std::find_if(std::begin(all), std::end(all), [&](T v) { return item == name(v); });
+    if (it == std::end(all)) {
+      std::string names;
+      for (T v : all) names += std::string(names.empty() ? "" : ", ") + name(v);
+      throw std::invalid_argument(std::string(var) + ": '" + item + "' is none of " + names);
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
+// The sweep's cases of one op: every dtype, every layout (none for arity 0);
+// LOOM_SWEEP_DTYPES and LOOM_SWEEP_LAYOUTS (names, comma-separated) choose fewer.
 std::vector<CaseSpec> sweep_cases(const OpEntry &op) {
+  const std::vector<DType> dtypes = chosen("LOOM_SWEEP_DTYPES", kAllDTypes, [](DType d) { return dtype_name(d); });
+  const std::vector<Layout> layouts = chosen("LOOM_SWEEP_LAYOUTS", kAllLayouts, layout_name);
   std::vector<CaseSpec> specs;
-  for (DType dt : kAllDTypes) {
+  for (DType dt : dtypes) {
     std::vector<std::vector<Layout>> layout_sets;
     if (op.arity == 0) layout_sets.push_back({});
-    for (Layout l : kAllLayouts)
+    for (Layout l : layouts)
       if (op.arity > 0) layout_sets.push_back({l});
     for (const auto &ls : layout_sets) {
       CaseSpec spec;

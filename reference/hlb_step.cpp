@@ -2,6 +2,7 @@
 #include "reference_hlb.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <chrono>
@@ -55,7 +56,7 @@ HlbResult train_hlb(const HlbSpec &spec) {
       const auto grads = torch::autograd::grad({loss}, params);
       res.losses.push_back(loss.item<double>());
       {
-        at::NoGradGuard no_grad;
+        c10::NoGradGuard no_grad;
         for (size_t i = 0; i < params.size(); ++i) {
           at::Tensor g = grads[i].add(params[i], kWeightDecay);
           momentum[i].mul_(kMomentum).add_(g);

@@ -1,4 +1,5 @@
 // The libtorch side of the training check (see train_convnet in reference.h).
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include "torch_ops.h"
@@ -26,7 +27,7 @@ std::vector<double> train_convnet(const ConvNetSpec &spec) {
       const at::Tensor loss = at::cross_entropy_loss(h, y, {}, at::Reduction::Mean, -100, spec.label_smoothing);
       losses.push_back(loss.item<double>());
       const auto grads = torch::autograd::grad({loss}, params);
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       for (size_t i = 0; i < params.size(); ++i) {
         // torch.optim.SGD: buf = g on the first step, then momentum * buf + g; p -= lr * buf.
         momentum_buffers[i] =
