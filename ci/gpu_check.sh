@@ -86,7 +86,9 @@ export PYTHONUNBUFFERED=1
 pybind11_dir=$("$py" -c "import pybind11; print(pybind11.get_cmake_dir())" 2>/dev/null || true)
 export pybind11_dir
 build_cmd() {
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_TEST_FLAGS=-O1 \
+  local gen=Ninja
+  command -v ninja >/dev/null || gen="Unix Makefiles"
+  cmake -S "$root" -B "$build" -G "$gen" -DCMAKE_BUILD_TYPE=Release -DLOOM_TEST_FLAGS=-O1 \
     -DLOOM_TORCH_PYTHON="$py" -DPython_EXECUTABLE="$py" ${pybind11_dir:+-Dpybind11_DIR="$pybind11_dir"} \
     -DCMAKE_PREFIX_PATH="$carry/prefix" &&
     cmake --build "$build" -j "$jobs" --target loom_engine_tests loom_cache_child loom_conformance_sweep \
