@@ -31,6 +31,7 @@ logs=$build/gpu-check
 jobs=$(nproc)
 shards=$(((jobs + 1) / 2))
 sweep_layouts=contiguous,permuted,strided
+phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table hlb}  # fewer: a rerun of some
 start=$SECONDS
 export root carry py device build logs jobs  # for the phases run by a shell of their own
 mkdir -p "$logs"
@@ -96,50 +97,51 @@ build_cmd() {
 }
 phase build 240 build_cmd || tail -40 "$logs/build.log"
 
+want() { [[ " $phases " == *" $1 "* ]]; }
 if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; then
   # The tests, all at once: they share the GPU and the kernel cache.
-  gtest_shards engine 150 "$build/engine/loom_engine_tests" --gtest_brief=1 &
-  LOOM_SWEEP_LAYOUTS=$sweep_layouts gtest_shards sweep 150 "$build/conformance/loom_conformance_sweep" \
-    --gtest_brief=1 --gtest_filter="${LOOM_GPU_CHECK_SWEEP:-Ops/OpSweep.*}" &
-  pytest_args=(-q -p no:cacheprovider)
+  want engine && gtest_shards engine 150 "$build/engine/loom_engine_tests" --gtest_brief=1 &
+  want sweep && LOOM_SWEEP_LAYOUTS=$sweep_layouts gtest_shards sweep 150 \
+    "$build/conformance/loom_conformance_sweep" --gtest_brief=1 --gtest_filter="${LOOM_GPU_CHECK_SWEEP:-Ops/OpSweep.*}" &
+  # -v: a line per test as it ends, so that a run stopped at its limit still
+  # names its failures.
+  pytest_args=(-v -p no:cacheprovider -p no:warnings --tb=short -rfE)
   "$py" -c "import xdist" 2>/dev/null && pytest_args+=(-n "$shards")
   "$py" -c "import pytest_timeout" 2>/dev/null && pytest_args+=(--timeout 120)
   pytests() { cd "$build/python" && "$py" -m pytest "$@" "$root/python/tests"; }  # where ctest runs them
-  phase python 150 pytests "${pytest_args[@]}" &
+  want python && phase python 240 pytests "${pytest_args[@]}" &
   wait
-  if [[ $device == CUDA ]]; then
+  if want gpu_table && [[ $device == CUDA ]]; then
     phase gpu_table 80 "$py" bench/gpu_table.py --runs 3
-  else
+  elif want gpu_table; then
     phase gpu_table 80 "$py" bench/gpu_table.py --device cpu --small --runs 1
   fi
-  if [[ -f $carry/main.py ]]; then
-    hlb() {
-      local data=$logs/hlb-data
-      "$py" examples/hlb_cifar10/make_synthetic.py "$data" --train 10240 --test 2500 &&
-        if [[ $device == CUDA ]]; then
-          "$py" bench/hlb_upstream.py "$carry/main.py" --data "$data"
-        else
-          "$py" bench/hlb_upstream.py "$carry/main.py" --data "$data" --epochs 2 --batch 256 --width 16
-        fi
-    }
-    phase hlb 90 hlb
-  fi
+  hlb() {
+    local data=$logs/hlb-data
+    "$py" examples/hlb_cifar10/make_synthetic.py "$data" --train 10240 --test 2500 &&
+      if [[ $device == CUDA ]]; then
+        "$py" bench/hlb_upstream.py "$carry/main.py" --data "$data"
+      else
+        "$py" bench/hlb_upstream.py "$carry/main.py" --data "$data" --epochs 2 --batch 256 --width 16
+      fi
+  }
+  want hlb && [[ -f $carry/main.py ]] && phase hlb 90 hlb
 fi
 
 # The summary: one line per phase.
 gtest_counts() {  # the passed, failed and skipped tests over NAME's shard logs
   cat "$logs/$1".*.log 2>/dev/null | awk '
     /^\[  PASSED  \] [0-9]+ test/ {p += $4} /^\[  SKIPPED \] [0-9]+ test/ {s += $4}
-    /^\[  FAILED  \] [0-9]+ test/ {f += $4}
+    /^\[  FAILED  \] [A-Za-z].* \([0-9]+ ms\)$/ {f++}
     END {printf "%d passed, %d failed, %d skipped", p, f, s}'
 }
 pytest_counts() {  # pytest's last line; where it was stopped, what its progress lines show
   local last
   last=$(grep -E '^=+ .*(passed|failed|error).* =+$|^[0-9]+ (passed|failed)' "$logs/python.log" 2>/dev/null | tail -1 | tr -d '=')
   [[ -n $last ]] && { echo "$last"; return; }
-  grep -E '^[.FEsx]+ *(\[ *[0-9]+%\])?$' "$logs/python.log" 2>/dev/null | tr -cd '.FEsx' |
-    awk '{n = split($0, c, ""); for (i = 1; i <= n; i++) k[c[i]]++}
-      END {printf "before it stopped: %d passed, %d failed, %d errors, %d skipped", k["."], k["F"], k["E"], k["s"]}'
+  grep -oE ' (PASSED|FAILED|ERROR|SKIPPED) ' "$logs/python.log" 2>/dev/null |
+    awk '{k[$1]++} END {printf "before it stopped: %d passed, %d failed, %d errors, %d skipped",
+      k["PASSED"], k["FAILED"], k["ERROR"], k["SKIPPED"]}'
 }
 status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   [[ -f $logs/$1.result ]] || { echo "not run"; return; }
@@ -165,11 +167,11 @@ status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   grep -E '^(hlb_upstream|torch|loom)' "$logs/hlb.log" 2>/dev/null
   echo "failed tests:"
   cat "$logs"/engine.*.log "$logs"/sweep.*.log 2>/dev/null | grep -oE '^\[  FAILED  \] [A-Za-z][^ ,]*' | cut -c14- | sort -u | head -40
-  grep -E '^FAILED ' "$logs/python.log" 2>/dev/null | head -30
+  grep -oE ' (FAILED|ERROR) [^ ]+' "$logs/python.log" 2>/dev/null | sort -u | head -40
   echo "gpu_check: wall time $((SECONDS - start)) s"
 } | tee "$logs/summary.txt"
 
-for p in build engine sweep python gpu_table hlb; do
+for p in build $phases; do
   [[ -f $logs/$p.result && $(cut -d' ' -f1 "$logs/$p.result") != 0 ]] && exit 1
 done
 exit 0

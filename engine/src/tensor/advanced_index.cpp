@@ -120,7 +120,7 @@ Plan make_plan(const Tensor &x, const std::vector<std::optional<Tensor>> &indice
     // torch checks the values it reads (none where the broadcast shape is
     // empty) and names the index's place among the indexed dims, not x's dim.
     if (shape_numel(batch) > 0)
-      check_on_host(ix, [k, n](const HostValues &h) {
+      check_on_host(range_ends(ix), [k, n](const HostValues &h) {
         h.each_int([&](int64_t v) {
           if (v < -n || v >= n)
             throw IndexError("index " + std::to_string(v) + " is out of bounds for dimension " + std::to_string(k) +

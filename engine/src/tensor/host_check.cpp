@@ -46,6 +46,13 @@ bool check_uploaded(const Tensor &t, std::function<void(const HostValues &)> &ch
 
 }  // namespace
 
+Tensor range_ends(const Tensor &t) {
+  const size_t bytes = static_cast<size_t>(t.numel()) * itemsize(t.dtype());
+  if (engine::host_addressable() || bytes <= engine::kHostCopyBytes || !is_int(t.dtype())) return t;
+  const Tensor flat = t.reshape({-1});
+  return Tensor::stack({flat.amin(), flat.amax()});
+}
+
 void check_on_host(const Tensor &t, std::function<void(const HostValues &)> check) {
   if (t.numel() == 0) return check(HostValues{t.dtype(), 0, nullptr});
   if (check_uploaded(t, check)) return;

@@ -56,6 +56,14 @@ struct HostValues {
 // the step's next realize instead of splitting its graph in two.
 void realize_for_host(Tensor &t);
 
+// What a check of `t`'s range reads on the host: `t` itself where that is
+// cheap (the device's memory is the host's, or `t` is small enough to have
+// the host's copy of an upload), else, for an integer `t`, its least and
+// greatest values folded on the device: two values cross to the host instead
+// of the whole tensor. A range check of those raises on the least where it is
+// below the range, else on the greatest.
+Tensor range_ends(const Tensor &t);
+
 // Runs `check` on the realized row-major values of `t` (throwing, if it
 // throws). `check` is kept by a capture: it must own what it reads.
 void check_on_host(const Tensor &t, std::function<void(const HostValues &)> check);

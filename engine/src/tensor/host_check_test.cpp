@@ -54,5 +54,34 @@ TEST(HostCopy, AKernelOrACopyWritingTheBufferDropsTheHostsCopy) {
   EXPECT_THROW(x.index_select(0, fresh), IndexError);
 }
 
+// An index larger than an upload's host copy is checked by its least and
+// greatest values, folded on the device: 16 bytes cross, not the index.
+TEST(HostCopy, ALargeIndexIsCheckedByItsEndsFoldedOnTheDevice) {
+  if (engine::host_addressable()) GTEST_SKIP() << "the device's memory is the host's: checks read it in place";
+  constexpr int64_t n = 300000;  // 2.4 MB of int64
+  const Tensor x = Tensor::arange(7).cast(DType::Float32);
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; i++) values[static_cast<size_t>(i)] = static_cast<double>((i * 5) % 7);
+  const Tensor idx = Tensor::from_vector(values, {n}, DType::Int64);
+  x.gather(0, idx).realize();  // compiles the kernels
+  reset_run_stats();
+  const HostTensor got = x.gather(0, idx).to_host();
+  EXPECT_EQ(run_stats().host_read_bytes, 16 + n * 4);  // the two ends, then the result
+  for (int64_t i : {int64_t{0}, int64_t{1}, n - 1}) EXPECT_EQ(got.get(i), values[static_cast<size_t>(i)]);
+  for (double bad : {7.0, -1.0}) {
+    values[12345] = bad;
+    const Tensor wrong = Tensor::from_vector(values, {n}, DType::Int64);
+    try {
+      x.gather(0, wrong);
+      ADD_FAILURE() << "index " << bad << " was accepted";
+    } catch (const IndexError &e) {
+      EXPECT_NE(std::string(e.what()).find("index " + std::to_string(static_cast<int64_t>(bad)) + " is out of bounds"),
+                std::string::npos)
+          << e.what();
+    }
+    values[12345] = 0;
+  }
+}
+
 }  // namespace
 }  // namespace loom
