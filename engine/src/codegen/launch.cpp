@@ -41,7 +41,7 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
   // (anything else outside it would run once per thread).
   bool whole = p.global_range && end_of(u, open) + 1 == u.size();
   for (size_t i = 0; whole && i < open; i++)
-    whole = u[i]->op != Op::Store && u[i]->op != Op::DefineAcc && u[i]->op != Op::Range;
+    whole = !uop::is_store(u[i]->op) && u[i]->op != Op::DefineAcc && u[i]->op != Op::Range;
   if (whole) {
     for (;;) {
       l.threads.push_back(u[open]);
@@ -50,7 +50,8 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
       const size_t close = end_of(u, open);
       body = open + 1, end = close;
       size_t next = body;  // values only before an inner output loop that ends where this one does
-      while (next < close && u[next]->op != Op::Range && u[next]->op != Op::Store && u[next]->op != Op::DefineAcc) next++;
+      while (next < close && u[next]->op != Op::Range && !uop::is_store(u[next]->op) && u[next]->op != Op::DefineAcc)
+        next++;
       if (next == close || u[next]->op != Op::Range || reduced.count(u[next].get()) || scans) break;
       if (end_of(u, next) + 1 != close) break;
       open = next;
@@ -62,7 +63,7 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
   for (size_t i = body; i < end; i++) {
     if (u[i]->op == Op::Range && depth++ == 0) loops.push_back(i);
     if (u[i]->op == Op::EndRange) depth--;
-    if (u[i]->op == Op::Store && depth > 0) return l;  // a store inside a per-thread loop
+    if (uop::is_store(u[i]->op) && depth > 0) return l;  // a store inside a per-thread loop
   }
   if (loops.empty()) return l;
   for (size_t i : loops) {  // the loop nest's length: a float sum's two levels count as one

@@ -72,7 +72,7 @@ class Linearizer {
   // Emits every value of the stores that the open loops determine.
   void hoist(const UOpRef &sink) {
     for (auto &n : uop::toposort(sink)) {
-      if (n->op == Op::Store || n->op == Op::Sink || uop::is_kernel_leaf(n->op) ||
+      if (uop::is_store(n->op) || n->op == Op::Sink || uop::is_kernel_leaf(n->op) ||
           n->op == Op::Range || done_.count(n.get()))
         continue;
       if (ready(n)) emit(n);
@@ -209,7 +209,7 @@ std::string program_str(const KernelSpec &p) {
     os << std::string(2 * depth + 2, ' ') << uop::op_name(u->op) << " " << dtype_name(u->dtype);
     const UOpRef &shown = u->op == Op::EndRange || u->op == Op::DefineAcc ? u->src[0] : u;
     auto a = uop::arg_str(shown->arg);
-    if (!a.empty() && u->op != Op::Store) os << " " << a;
+    if (!a.empty() && !uop::is_store(u->op)) os << " " << a;
     os << "\n";
     if (u->op == Op::Range) depth++;
   }

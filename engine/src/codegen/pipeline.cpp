@@ -5,6 +5,7 @@
 #include <iostream>
 #include <utility>
 
+#include "codegen/atomic_writes.h"
 #include "codegen/block.h"
 #include "codegen/merge_axes.h"
 #include "codegen/mul_add.h"
@@ -154,6 +155,10 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   if (!knobs::noopt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors, t.vector_bytes / 4);
     log_pass(name, "vectorize", [&] { return lowered.sink->str(); }, lowered.sink);
+  }
+  if (!knobs::noopt() && t.atomic_add) {
+    lowered = atomic_writes(lowered, t);
+    log_pass(name, "atomic writes", [&] { return lowered.sink->str(); }, lowered.sink);
   }
   if (!knobs::noopt() && t.fma) {
     lowered = fuse_multiply_add(lowered);

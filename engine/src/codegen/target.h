@@ -52,6 +52,10 @@ struct Target {
   // block per output: fewer outputs than group_max_outputs, every per-thread
   // reduction nest at least group_min_length long.
   int64_t block_threads = 0;
+  // A Write adding into its output (scatter_add, index_add, index_put with
+  // accumulate) runs its elements across threads, each adding with an atomic
+  // instruction (float32, float64, int32, int64): codegen/atomic_writes.h.
+  bool atomic_add = false;
   int64_t group_max_outputs = 0;
   int64_t group_min_length = 0;
 };

@@ -124,6 +124,14 @@ class CudaRenderer : public CStyleRenderer {
       s[Op::Store] = [store](CStyleRenderer &r, const UOpRef &u) {
         return self(r).launch_.grouped ? "if (threadIdx.x == 0) { " + store(r, u) + " }" : store(r, u);
       };
+      // atomicAdd(&buf[index], value), under its gate; int64 as CUDA's unsigned long long (the same bits)
+      s[Op::AtomicAdd] = [](CStyleRenderer &r, const UOpRef &u) {
+        const bool wide = u->src[2]->dtype == DType::Int64;
+        const std::string at = "&" + r.buffer(u->src[0]->arg_as<int64_t>()) + "[" + r.operand(u, 1) + "]";
+        const std::string add = wide ? "atomicAdd((unsigned long long *)" + at + ", (unsigned long long)" + r.operand(u, 2) + ");"
+                                     : "atomicAdd(" + at + ", " + r.operand(u, 2) + ");";
+        return u->src.size() > 3 ? "if (" + r.operand(u, 3) + ") " + add : add;
+      };
       return s;
     }();
     return t;
@@ -305,6 +313,7 @@ codegen::Target cuda_target() {
   t.tensor_cores = true;  // mma.m16n8k16: sm_80 and newer
   t.packed_gemm = false;  // the C template's; float32 GEMMs run as lowered loops (or cuBLAS)
   t.block_threads = 256;
+  t.atomic_add = true;
   t.group_max_outputs = 4096;  // fewer outputs than this fill no GPU one thread each
   t.group_min_length = 256;    // every per-thread reduction nest at least this long
   return t;

@@ -47,6 +47,8 @@ constexpr const OpInfo &op_info(Op op) { return kOps[static_cast<size_t>(op)]; }
 constexpr const char *op_name(Op op) { return op_info(op).name; }
 // A kernel's leaves that are no computation: a constant, a runtime scalar, a buffer.
 inline bool is_kernel_leaf(Op op) { return op == Op::Const || op == Op::DefineVar || op == Op::DefineGlobal; }
+// A kernel's statements that write a buffer: {DefineGlobal, index, value[, gate]}.
+inline bool is_store(Op op) { return op == Op::Store || op == Op::AtomicAdd; }
 constexpr bool is_alu(Op op) { return op_info(op).group == OpInfo::Alu; }
 constexpr bool is_commutative(Op op) { return op_info(op).flags & OpInfo::kCommutative; }
 constexpr bool is_comparison(Op op) { return op_info(op).flags & OpInfo::kComparison; }

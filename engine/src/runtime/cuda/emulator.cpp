@@ -54,6 +54,10 @@ static inline float4 loom_ld4(const float *p) { return loom_emu_load<float4>(p);
 static inline void loom_st4(float *p, float4 v) { loom_emu_store(p, v); }
 static inline uint2 loom_ld8(const unsigned short *p) { return loom_emu_load<uint2>(p); }
 static inline void loom_st8(unsigned short *p, uint2 v) { loom_emu_store(p, v); }
+/* The blocks run one after another, their threads as fibers: nothing runs
+   between an atomic's load and its store. */
+template <typename T>
+static inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
 static inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned i; __builtin_memcpy(&i, &f, 4); return i; }
