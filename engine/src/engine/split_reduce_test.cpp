@@ -26,16 +26,19 @@ std::vector<std::string> names(const Tensor &t) {
 TEST(SplitReduce, AFullReductionOfALongInputFoldsChunksOnBothCores) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: reductions are not split";
   Tensor x = Tensor::randn({1024, 1024}).realize();
-  // 32 chunks of 32768 elements, each folded into 64 interleaved partials.
-  // The fold of the partials keeps the kernel's name.
-  EXPECT_EQ(names(x.sum()), std::vector<std::string>({"r_1_32_64", "r_1_1"}));
+  // The CPU: 32 chunks of 32768 elements, each folded into 64 interleaved
+  // partials. A GPU: 256 chunks of 4096 consecutive elements. The fold of the
+  // partials keeps the kernel's name.
+  const bool cpu = schedule::split_policy().lanes;
+  const std::string partials = cpu ? "r_1_32_64" : "r_1_256_1";
+  EXPECT_EQ(names(x.sum()), std::vector<std::string>({partials, "r_1_1"}));
   const std::vector<engine::ExecItem> items = engine::exec_items(schedule::create_schedule({x.amax().uop()}));
   ASSERT_EQ(items.size(), 2u);
   EXPECT_TRUE(items[0].parallel);
   EXPECT_GE(items[0].global_size, 2);
   // An epilogue stays fused into the partials' fold; a few outputs split too.
-  EXPECT_EQ(names(x.mean()), std::vector<std::string>({"r_1_32_64", "r_0d"}));
-  EXPECT_EQ(names(x.reshape({4, 262144}).sum({1})), std::vector<std::string>({"r_4_8_64", "r_4_1"}));
+  EXPECT_EQ(names(x.mean()), std::vector<std::string>({partials, "r_0d"}));
+  EXPECT_EQ(names(x.reshape({4, 262144}).sum({1})), std::vector<std::string>({cpu ? "r_4_8_64" : "r_4_64_1", "r_4_1"}));
 }
 
 TEST(SplitReduce, ShortOrManyOutputReductionsStayOneKernel) {
@@ -74,7 +77,9 @@ TEST(SplitReduce, WorkIsTheGraphsPlusThePartials) {
   x.sum().realize();
   const RunStats st = run_stats();
   EXPECT_GT(st.work, st.work_needed);                // the partials are folded once more
-  EXPECT_LE(st.work - st.work_needed, 2 * 32 * 64);  // 32 x 64 partials, in two loops
+  // The CPU: 32 x 64 partials, each added in two loops. A GPU: 256, each
+  // also the fold of its block's 256 threads' sums.
+  EXPECT_LE(st.work - st.work_needed, schedule::split_policy().lanes ? 2 * 32 * 64 : 2 * 256 + 256 * 256);
 }
 
 }  // namespace

@@ -19,8 +19,6 @@ namespace {
 
 std::atomic<int64_t> g_min_length{knobs::split_min_length()};
 
-constexpr int64_t kPartials = 32;     // partials per split reduction (all outputs together), at most
-constexpr int64_t kMinChunk = 4096;   // elements each chunk folds (all its lanes together), at least
 constexpr int64_t kLanes[] = {64, 8, 2};  // 64 and 8: the widths the optimizer makes vectors of
 
 bool splittable(DType dt) { return dt != DType::Float16 && dt != DType::BFloat16 && dt != DType::Bool; }
@@ -51,13 +49,13 @@ std::optional<Cut> choose_cut(const Shape &s, const std::vector<int64_t> &reduce
   Cut c;
   c.lane_axis = *std::max_element(reduced.begin(), reduced.end());
   const auto la = static_cast<size_t>(c.lane_axis);
-  if (std::all_of(s.begin() + c.lane_axis + 1, s.end(), [](int64_t n) { return n == 1; }))
+  if (split_policy().lanes && std::all_of(s.begin() + c.lane_axis + 1, s.end(), [](int64_t n) { return n == 1; }))
     for (int64_t l : kLanes)
       if (s[la] % l == 0) {
         c.lanes = l;
         break;
       }
-  const int64_t most = std::max<int64_t>(2, kPartials / outputs);
+  const int64_t most = std::max<int64_t>(2, split_policy().partials / outputs);
   for (int64_t a : reduced) {
     const int64_t n = s[static_cast<size_t>(a)] / (a == c.lane_axis ? c.lanes : 1);
     for (int64_t p = std::min(most, n); p > c.parts; p--)
@@ -112,10 +110,10 @@ Split analyze(const UOpRef &ast) {
   const UOpRef &x = r->src[0];
   const Shape &s = uop::shape_of(x);
   const int64_t outputs = shape::prod(uop::shape_of(r)), total = shape::prod(s);
-  const int64_t min_length = g_min_length.load(), min_chunk = min_length > 0 ? kMinChunk : 1;
+  const int64_t min_length = g_min_length.load(), min_chunk = min_length > 0 ? split_policy().min_chunk : 1;
   if (outputs == 0) return split;
   const int64_t length = total / outputs;  // elements folded into each output
-  if ((min_length > 0 && outputs >= kSplitOutputs) || length < min_length || !plain_operand(x)) return split;
+  if ((min_length > 0 && outputs >= split_policy().outputs) || length < min_length || !plain_operand(x)) return split;
   const std::optional<Cut> c = choose_cut(s, ra.axes, outputs, length, min_chunk);
   if (!c) return split;
 
@@ -165,5 +163,10 @@ int64_t set_split_min_length(int64_t n) {
   return old;
 }
 int64_t split_min_length() { return g_min_length.load(); }
+
+const SplitPolicy &split_policy() {
+  static const SplitPolicy p = knobs::device() == "CPU" ? kCpuSplit : kGpuSplit;
+  return p;
+}
 
 }  // namespace loom::schedule
