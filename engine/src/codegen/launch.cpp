@@ -1,5 +1,6 @@
 #include "codegen/launch.h"
 
+#include "codegen/affine.h"
 #include "codegen/linearize.h"
 #include "loom/error.h"
 
@@ -15,6 +16,27 @@ size_t end_of(const std::vector<UOpRef> &uops, size_t open) {
     if (uops[i]->op == Op::EndRange && uops[i]->src[0] == uops[open]) return i;
   LOOM_CHECK(false, "a loop without its end");
   return 0;
+}
+
+// Whether the reductions in [body, end) read each output's terms
+// consecutively (a row sum): one thread per output would read rows far
+// apart, a block per output reads a row's consecutive elements together.
+// Every load moves by 0 or 1 element a step of the nest's innermost loop,
+// and some load by 1.
+bool reads_rows(const std::vector<UOpRef> &u, size_t body, size_t end) {
+  const uop::UOp *inner = nullptr;
+  for (size_t i = body; i < end; i++)
+    if (u[i]->op == Op::Range) inner = u[i].get();
+  bool any = false;
+  for (size_t i = body; inner && i < end; i++) {
+    if (u[i]->op != Op::Load) continue;
+    const Affine a = affine(u[i]->src[1]);
+    const auto it = a.terms.find(inner);
+    const int64_t step = it == a.terms.end() ? 0 : it->second;
+    if (step != 0 && step != 1) return false;
+    any = any || step == 1;
+  }
+  return any;
 }
 
 }  // namespace
@@ -57,7 +79,7 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
       open = next;
     }
   }
-  if (l.outputs > t.group_max_outputs || scans) return l;
+  if (scans || (l.outputs > t.group_max_outputs && !reads_rows(u, body, end))) return l;
   std::vector<size_t> loops;
   int depth = 0;
   for (size_t i = body; i < end; i++) {

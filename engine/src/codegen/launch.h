@@ -1,6 +1,7 @@
 // A GPU target's launch plan for one linearized kernel: which leading output
 // loops become the thread index (one thread per output), and whether a
-// reduction with few outputs runs one block of threads per output
+// reduction with few outputs, or one reading each output's terms
+// consecutively (a row sum), runs one block of threads per output
 // ("grouped": its per-thread loops strided over the block, the threads'
 // accumulators folded). kernel_spec plans it from the Target's launch
 // parameters; a CPU target (Target::block_threads 0) plans none.

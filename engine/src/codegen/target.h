@@ -49,15 +49,16 @@ struct Target {
   bool tensor_cores = false;
   // A GPU target's launches (codegen/launch.h): threads per block (0: a CPU
   // target, whose kernels plan no launch), and when a reduction runs one
-  // block per output: fewer outputs than group_max_outputs, every per-thread
-  // reduction nest at least group_min_length long.
+  // block per output: fewer outputs than group_max_outputs (or each output's
+  // terms consecutive in memory, a row sum), every per-thread reduction nest
+  // at least group_min_length long.
   int64_t block_threads = 0;
+  int64_t group_max_outputs = 0;
+  int64_t group_min_length = 0;
   // A Write adding into its output (scatter_add, index_add, index_put with
   // accumulate) runs its elements across threads, each adding with an atomic
   // instruction (float32, float64, int32, int64): codegen/atomic_writes.h.
   bool atomic_add = false;
-  int64_t group_max_outputs = 0;
-  int64_t group_min_length = 0;
 };
 
 }  // namespace loom::codegen
