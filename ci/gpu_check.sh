@@ -11,8 +11,9 @@
 #   2. runs at once, on the GPU: the engine tests; the conformance sweep, every
 #      op forward and backward, every dtype, on the contiguous, permuted and
 #      strided layouts; the Python tests
-#   3. then alone: bench/gpu_table.py, and the upstream hlb-CIFAR10 under
-#      PyTorch and under loom (bench/hlb_upstream.py)
+#   3. then alone: bench/gpu_table.py (with cuBLAS, LOOM_EXTERN's default, then
+#      the rows it changes with loom's own kernels), and the upstream
+#      hlb-CIFAR10 under PyTorch and under loom (bench/hlb_upstream.py)
 # and prints one summary. Each phase runs under a time limit (the seconds
 # below); its whole output is in build-gpu/gpu-check/<phase>.log. Exits
 # non-zero when a phase failed or ran past its limit.
@@ -31,7 +32,7 @@ logs=$build/gpu-check
 jobs=$(nproc)
 shards=$(((jobs + 1) / 2))
 sweep_layouts=contiguous,permuted,strided
-phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table hlb}  # fewer: a rerun of some
+phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated hlb}  # fewer: a rerun of some
 start=$SECONDS
 export root carry py device build logs jobs  # for the phases run by a shell of their own
 mkdir -p "$logs"
@@ -111,11 +112,11 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
   pytests() { cd "$build/python" && "$py" -m pytest "$@" "$root/python/tests"; }  # where ctest runs them
   want python && phase python 240 pytests "${pytest_args[@]}" &
   wait
-  if want gpu_table && [[ $device == CUDA ]]; then
-    phase gpu_table 80 "$py" bench/gpu_table.py --runs 3
-  elif want gpu_table; then
-    phase gpu_table 80 "$py" bench/gpu_table.py --device cpu --small --runs 1
-  fi
+  table=(--runs 3)
+  [[ $device == CUDA ]] || table=(--device cpu --small --runs 1)
+  want gpu_table && phase gpu_table 80 "$py" bench/gpu_table.py "${table[@]}"
+  want generated && LOOM_EXTERN=0 phase generated 60 "$py" bench/gpu_table.py "${table[@]}" \
+    matmul512 matmul1024 matmul2048 conv_fwd conv_fwdbwd hlb64 hlb1024h
   hlb() {
     local data=$logs/hlb-data
     "$py" examples/hlb_cifar10/make_synthetic.py "$data" --train 10240 --test 2500 &&
@@ -163,6 +164,8 @@ status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   echo "python tests: $(status python); $(pytest_counts)"
   echo "gpu_table: $(status gpu_table)"
   grep '^|' "$logs/gpu_table.log" 2>/dev/null
+  echo "gpu_table with loom's own GEMM kernels (LOOM_EXTERN=0): $(status generated)"
+  grep '^|' "$logs/generated.log" 2>/dev/null | tail -n +3
   echo "hlb upstream: $(status hlb)"
   grep -E '^(hlb_upstream|torch|loom)' "$logs/hlb.log" 2>/dev/null
   echo "failed tests:"

@@ -24,11 +24,14 @@ import loom
 
 HERE = os.path.dirname(__file__)
 TRAIN = os.path.join(HERE, "..", "..", "examples", "ddp", "train.py")
-TORCH_ENV = dict(os.environ, TORCH_MKLDNN="0", ATEN_CPU_CAPABILITY="default", OMP_NUM_THREADS="1")
+# The MPI backend reduces CPU tensors: the ranks compute on the CPU whatever
+# device this process was given (the NCCL test below asks for the GPU).
+ENV = dict(os.environ, LOOM_DEVICE="CPU")
+TORCH_ENV = dict(ENV, TORCH_MKLDNN="0", ATEN_CPU_CAPABILITY="default", OMP_NUM_THREADS="1")
 
 
 def loom_run(args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "loom.run"] + args, env=env or os.environ, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "loom.run"] + args, env=env or ENV, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -59,7 +62,7 @@ def test_every_collective_and_ddp_bucket_on_two_ranks():
 def test_ddp_training_matches_real_torch_ddp(tmp_path):
     subprocess.run([sys.executable, TRAIN, "init", str(tmp_path)], check=True, env=TORCH_ENV)
     torch_ranks(2, [TRAIN, "run", str(tmp_path)], dict(TORCH_ENV, TAG="torch"))
-    run = loom_run(["--nproc", "2", TRAIN, "run", str(tmp_path)], env=dict(os.environ, TAG="loom"))
+    run = loom_run(["--nproc", "2", TRAIN, "run", str(tmp_path)], env=dict(ENV, TAG="loom"))
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     rows = []
     for rank in (0, 1):
@@ -110,7 +113,7 @@ def test_distributed_sampler_deals_as_torch_does():
 
 def one_process(code, env=None):
     return subprocess.run([sys.executable, "-c", "import loom.run; loom.run.install(); import torch\n" + code],
-                          env=env or os.environ, capture_output=True, text=True, timeout=120)
+                          env=env or ENV, capture_output=True, text=True, timeout=120)
 
 
 def test_errors_name_what_is_wrong():
@@ -121,7 +124,7 @@ def test_errors_name_what_is_wrong():
     assert "Invalid backend: 'tcpip'" in run.stderr
     # torchrun's word against Open MPI's: a process started alone is a world of one
     run = one_process("import torch.distributed as d\nd.init_process_group('gloo')",
-                      env=dict(os.environ, WORLD_SIZE="2", RANK="1"))
+                      env=dict(ENV, WORLD_SIZE="2", RANK="1"))
     assert "the launcher says WORLD_SIZE=2 but mpi finds 1" in run.stderr and "--nproc" in run.stderr
     run = one_process("import torch.distributed as d\nd.init_process_group('gloo')\nd.init_process_group('gloo')")
     assert "trying to initialize the default process group twice" in run.stderr
@@ -144,6 +147,6 @@ def test_nccl_on_a_gpu():
         pytest.skip(why)
     code = ("import torch.distributed as d\nd.init_process_group('nccl')\nt = torch.arange(4.0, device='cuda')\n"
             "d.all_reduce(t)\nprint(t.cpu().tolist())")
-    run = one_process(code, env=dict(os.environ, LOOM_DEVICE="CUDA"))
+    run = one_process(code, env=dict(ENV, LOOM_DEVICE="CUDA"))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[0.0, 1.0, 2.0, 3.0]"
