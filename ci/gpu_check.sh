@@ -96,7 +96,7 @@ build_cmd() {
     cmake --build "$build" -j "$jobs" --target loom_engine_tests loom_cache_child loom_conformance_sweep \
       loom_python loom_python_package
 }
-phase build 240 build_cmd || tail -40 "$logs/build.log"
+phase build 150 build_cmd || tail -40 "$logs/build.log"
 
 want() { [[ " $phases " == *" $1 "* ]]; }
 if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; then
@@ -110,13 +110,13 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
   "$py" -c "import xdist" 2>/dev/null && pytest_args+=(-n "$shards")
   "$py" -c "import pytest_timeout" 2>/dev/null && pytest_args+=(--timeout 120)
   pytests() { cd "$build/python" && "$py" -m pytest "$@" "$root/python/tests"; }  # where ctest runs them
-  want python && phase python 240 pytests "${pytest_args[@]}" &
+  want python && phase python 220 pytests "${pytest_args[@]}" &
   wait
   table=(--runs 3)
   [[ $device == CUDA ]] || table=(--device cpu --small --runs 1)
   want gpu_table && phase gpu_table 80 "$py" bench/gpu_table.py "${table[@]}"
-  want generated && LOOM_EXTERN=0 phase generated 60 "$py" bench/gpu_table.py "${table[@]}" \
-    matmul512 matmul1024 matmul2048 conv_fwd conv_fwdbwd hlb64 hlb1024h
+  want generated && LOOM_EXTERN=0 phase generated 50 "$py" bench/gpu_table.py "${table[@]}" \
+    matmul1024 matmul2048 conv_fwd conv_fwdbwd hlb1024h
   hlb() {
     local data=$logs/hlb-data
     "$py" examples/hlb_cifar10/make_synthetic.py "$data" --train 10240 --test 2500 &&
@@ -126,7 +126,7 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
         "$py" bench/hlb_upstream.py "$carry/main.py" --data "$data" --epochs 2 --batch 256 --width 16
       fi
   }
-  want hlb && [[ -f $carry/main.py ]] && phase hlb 90 hlb
+  want hlb && [[ -f $carry/main.py ]] && phase hlb 60 hlb
 fi
 
 # The summary: one line per phase.
