@@ -138,6 +138,7 @@ gtest_counts() {  # the passed, failed and skipped tests over NAME's shard logs
 }
 pytest_counts() {  # pytest's last line; where it was stopped, what its progress lines show
   local last
+  [[ -f $logs/python.log ]] || return 0
   last=$(grep -E '^=+ .*(passed|failed|error).* =+$|^[0-9]+ (passed|failed)' "$logs/python.log" 2>/dev/null | tail -1 | tr -d '=')
   [[ -n $last ]] && { echo "$last"; return; }
   grep -oE ' (PASSED|FAILED|ERROR|SKIPPED) ' "$logs/python.log" 2>/dev/null |
