@@ -20,7 +20,9 @@
 #
 # LOOM_GPU_CHECK_DEVICE=CUDA_EMULATOR runs the same steps on a machine without
 # a GPU (the CUDA kernels on the CPU; the tables small, on the CPU): a check of
-# this script, not of a GPU. PYTHON names the Python (default python3).
+# this script, not of a GPU. PYTHON names the Python (default python3);
+# LOOM_GPU_CHECK_PHASES, the phases after the build (default: engine sweep
+# python gpu_table generated hlb).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -34,7 +36,7 @@ shards=$(((jobs + 1) / 2))
 sweep_layouts=contiguous,permuted,strided
 phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated hlb}  # fewer: a rerun of some
 start=$SECONDS
-export root carry py device build logs jobs  # for the phases run by a shell of their own
+export root carry py device build logs jobs shards  # for the phases run by a shell of their own
 mkdir -p "$logs"
 rm -f "$logs"/*.log "$logs"/*.result
 
@@ -107,9 +109,19 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
   # -v: a line per test as it ends, so that a run stopped at its limit still
   # names its failures.
   pytest_args=(-v -p no:cacheprovider -p no:warnings --tb=short -rfE)
-  "$py" -c "import xdist" 2>/dev/null && pytest_args+=(-n "$shards")
   "$py" -c "import pytest_timeout" 2>/dev/null && pytest_args+=(--timeout 120)
-  pytests() { cd "$build/python" && "$py" -m pytest "$@" "$root/python/tests"; }  # where ctest runs them
+  # Each file in a pytest of its own, $shards at once, where ctest runs them:
+  # a process that imported the shim prints its tensors as torch's.
+  pytests() {
+    cd "$build/python" || return 1
+    local f
+    for f in "$root"/python/tests/test_*.py; do
+      while (($(jobs -rp | wc -l) >= shards)); do wait -n; done
+      "$py" -m pytest "$@" "$f" >"$logs/python.$(basename "$f" .py).log" 2>&1 &
+    done
+    wait
+    ! grep -qE '^(FAILED|ERROR) ' "$logs"/python.test_*.log
+  }
   want python && phase python 220 pytests "${pytest_args[@]}" &
   wait
   table=(--runs 3)
@@ -136,14 +148,9 @@ gtest_counts() {  # the passed, failed and skipped tests over NAME's shard logs
     /^\[  FAILED  \] [A-Za-z].* \([0-9]+ ms\)$/ {f++}
     END {printf "%d passed, %d failed, %d skipped", p, f, s}'
 }
-pytest_counts() {  # pytest's last line; where it was stopped, what its progress lines show
-  local last
-  [[ -f $logs/python.log ]] || return 0
-  last=$(grep -E '^=+ .*(passed|failed|error).* =+$|^[0-9]+ (passed|failed)' "$logs/python.log" 2>/dev/null | tail -1 | tr -d '=')
-  [[ -n $last ]] && { echo "$last"; return; }
-  grep -oE ' (PASSED|FAILED|ERROR|SKIPPED) ' "$logs/python.log" 2>/dev/null |
-    awk '{k[$1]++} END {printf "before it stopped: %d passed, %d failed, %d errors, %d skipped",
-      k["PASSED"], k["FAILED"], k["ERROR"], k["SKIPPED"]}'
+pytest_counts() {  # over the files' logs: each test's -v line (also where a file was stopped)
+  cat "$logs"/python.test_*.log 2>/dev/null | grep -oE ' (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) +\[ *[0-9]+%\]$' |
+    awk '{k[$1]++} END {printf "%d passed, %d failed, %d errors, %d skipped", k["PASSED"], k["FAILED"], k["ERROR"], k["SKIPPED"]}'
 }
 status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   [[ -f $logs/$1.result ]] || { echo "not run"; return; }
@@ -171,7 +178,7 @@ status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   grep -E '^(hlb_upstream|torch|loom)' "$logs/hlb.log" 2>/dev/null
   echo "failed tests:"
   cat "$logs"/engine.*.log "$logs"/sweep.*.log 2>/dev/null | grep -oE '^\[  FAILED  \] [A-Za-z][^ ,]*' | cut -c14- | sort -u | head -40
-  grep -oE ' (FAILED|ERROR) [^ ]+' "$logs/python.log" 2>/dev/null | sort -u | head -40
+  cat "$logs"/python.test_*.log 2>/dev/null | grep -E '^(FAILED|ERROR) ' | cut -d' ' -f1,2 | sort -u | head -40
   echo "gpu_check: wall time $((SECONDS - start)) s"
 } | tee "$logs/summary.txt"
 
