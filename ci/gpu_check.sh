@@ -22,7 +22,7 @@
 # a GPU (the CUDA kernels on the CPU; the tables small, on the CPU): a check of
 # this script, not of a GPU. PYTHON names the Python (default python3);
 # LOOM_GPU_CHECK_PHASES, the phases after the build (default: engine sweep
-# python gpu_table generated hlb).
+# python gpu_table generated hlb profile).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -34,7 +34,7 @@ logs=$build/gpu-check
 jobs=$(nproc)
 shards=$(((jobs + 1) / 2))
 sweep_layouts=contiguous,permuted,strided
-phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated hlb}  # fewer: a rerun of some
+phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated hlb profile}  # fewer: a rerun of some
 start=$SECONDS
 export root carry py device build logs jobs shards  # for the phases run by a shell of their own
 mkdir -p "$logs"
@@ -139,6 +139,14 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
       fi
   }
   want hlb && [[ -f $carry/main.py ]] && phase hlb 60 hlb
+  # Where the hlb-like step's kernel time goes: each kernel waited for and timed.
+  profile() {
+    local args=(--runs 1 hlb1024h)
+    [[ $device == CUDA ]] || args=(--device cpu --small --runs 1 hlb64)
+    LOOM_DEBUG=2 "$py" bench/gpu_table.py "${args[@]}" >"$logs/profile-debug.log" 2>&1 &&
+      "$py" bench/kernel_profile.py "$logs/profile-debug.log"
+  }
+  want profile && phase profile 40 profile
 fi
 
 # The summary: one line per phase.
@@ -176,6 +184,8 @@ status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   grep '^|' "$logs/generated.log" 2>/dev/null | tail -n +3
   echo "hlb upstream: $(status hlb)"
   grep -E '^(hlb_upstream|torch|loom)' "$logs/hlb.log" 2>/dev/null
+  echo "kernel profile of one hlb-like step (LOOM_DEBUG=2): $(status profile)"
+  head -16 "$logs/profile.log" 2>/dev/null
   echo "failed tests:"
   cat "$logs"/engine.*.log "$logs"/sweep.*.log 2>/dev/null | grep -oE '^\[  FAILED  \] [A-Za-z][^ ,]*' | cut -c14- | sort -u | head -40
   cat "$logs"/python.test_*.log 2>/dev/null | grep -E '^(FAILED|ERROR) ' | cut -d' ' -f1,2 | sort -u | head -40
