@@ -274,7 +274,8 @@ std::vector<std::vector<UOpRef>> output_indices(Lowerer &l, const Shape &shape, 
 // A Write's stores: one per element of the value, at the address the write's
 // view gives (the index supplying one coordinate), skipped where the address
 // is invalid; `acc` combines with the stored element. Runs serially, so
-// duplicate addresses combine in order, deterministically.
+// duplicate addresses combine in order, deterministically (on a target with
+// atomic adds, codegen/atomic_writes.h makes an adding Write parallel).
 LoweredKernel lower_write(Lowerer &l, const UOpRef &store, const Upcast &up) {
   const auto &w = store->arg_as<uop::WriteArg>();
   const UOpRef &out = store->src[0];
