@@ -11,7 +11,10 @@ namespace {
 // of C (group) and a run of its row tiles [t0, t1). Rows past m read row
 // m - 1 of A and are not stored; columns past n are zero in the packed panel
 // and not stored. `tot` holds each element's total (single level: its running
-// sum) over a block; C holds it between blocks.
+// sum) over a block; C holds it between blocks. A column-major A is copied,
+// CT tiles at a time, to [tile][term][MR] (`ap`): read in place, a tile's
+// terms lie a column apart, each a page of its own once columns are long,
+// and half of each line they read waits for the next tile.
 constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GV loom_v$Wf
 #define LOOM_GLOAD loom_vload$Wf
@@ -20,13 +23,15 @@ constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GFOLD(x, y, acc) $FOLD
 #define LOOM_GSHUF LOOM_VSHUF$W
 void $NAME(void **bufs, int64_t start, int64_t end) {
-  enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV };
+  enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV, CT = 8, PACK_A = $ARS == 1 && $ACS != 1 };
   const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;
+  const int64_t AK = PACK_A ? MR : $ACS;  // a tile's step from one term of k to the next
   float *restrict c_all = (float *)bufs[0];
   const float *restrict a_all = (const float *)bufs[$SA];
   const float *restrict b_all = (const float *)bufs[$SB];
   float *restrict bp = (float *)aligned_alloc(64, (sizeof(float) * KC * NC + 63) / 64 * 64);
-  if (!bp) abort();
+  float *restrict ap = PACK_A ? (float *)aligned_alloc(64, (sizeof(float) * KC * MR * CT + 63) / 64 * 64) : NULL;
+  if (!bp || (PACK_A && !ap)) abort();
   for (int64_t item = start; item < end;) {
     const int64_t group = item / TILES, t0 = item % TILES;
     const int64_t t1 = t0 + (end - item) < TILES ? t0 + (end - item) : TILES;
@@ -66,7 +71,20 @@ $TRANSPOSE            }
       for (int64_t t = t0; t < t1; t++) {
         const int64_t i0 = t * MR, rows = M - i0 < MR ? M - i0 : MR;
         const float *ar[MR];
-        for (int r = 0; r < MR; r++) ar[r] = a + (i0 + (r < rows ? r : rows - 1)) * $ARS + pc * $ACS;
+        if (PACK_A && (t - t0) % CT == 0) {  // this tile and the next CT - 1 of the item's
+          const int64_t tn = t1 - t < CT ? t1 - t : CT;
+          for (int64_t kk = 0; kk < kc; kk++) {
+            const float *src = a + (pc + kk) * $ACS;
+            for (int64_t tt = 0; tt < tn; tt++) {
+              float *dst = ap + (tt * kc + kk) * MR;
+              const int64_t i = i0 + tt * MR;
+              if (i + MR <= M) __builtin_memcpy(dst, src + i, sizeof(float) * MR);
+              else for (int r = 0; r < MR; r++) dst[r] = src[i + r < M ? i + r : M - 1];
+            }
+          }
+        }
+        for (int r = 0; r < MR; r++)
+          ar[r] = PACK_A ? ap + (t - t0) % CT * kc * MR + r : a + (i0 + (r < rows ? r : rows - 1)) * $ARS + pc * $ACS;
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const float *bq = bp + jr * kc;
           float *ct = c + i0 * N + jc + jr;
@@ -90,7 +108,7 @@ $TRANSPOSE            }
               for (int v = 0; v < NV; v++) y[v] = LOOM_GLOAD(bq + kk * NR + v * W);
 #pragma GCC unroll 16
               for (int r = 0; r < MR; r++) {
-                const LOOM_GV x = LOOM_GSPLAT(ar[r][kk * $ACS]);
+                const LOOM_GV x = LOOM_GSPLAT(ar[r][kk * AK]);
                 for (int v = 0; v < NV; v++) acc[r][v] = LOOM_GFOLD(x, y[v], acc[r][v]);
               }
             }
@@ -107,6 +125,7 @@ $TRANSPOSE            }
     }
   }
   free(bp);
+  free(ap);
 }
 #undef LOOM_GV
 #undef LOOM_GLOAD

@@ -22,13 +22,14 @@ namespace {
 using schedule::GemmShape;
 
 // Row-major operands of `batch` (the first batch axis broadcast to A when
-// `broadcast_a`), B stored transposed when `transposed_b`, both after a few
-// leading elements.
-GemmShape shape(std::vector<int64_t> batch, int64_t m, int64_t n, int64_t k, bool broadcast_a, bool transposed_b) {
+// `broadcast_a`), B stored transposed when `transposed_b` and A when
+// `transposed_a`, both after a few leading elements.
+GemmShape shape(std::vector<int64_t> batch, int64_t m, int64_t n, int64_t k, bool broadcast_a, bool transposed_b,
+                bool transposed_a = false) {
   GemmShape g;
   g.batch = batch;
   g.m = m, g.n = n, g.k = k;
-  g.a = {1, 3, {}, k, 1};
+  g.a = {1, 3, {}, transposed_a ? 1 : k, transposed_a ? m : 1};
   g.b = {2, 5, {}, transposed_b ? 1 : n, transposed_b ? k : 1};
   int64_t sa = m * k, sb = k * n;
   for (size_t d = batch.size(); d-- > 0;) {
@@ -114,6 +115,10 @@ TEST(CGemm, EveryElementHasThePlainLoopsBitsAtEveryWidthAndFold) {
       shape({}, 13, 37, 2048, false, false),      // rows and columns cut short; partial sums of 64
       shape({2, 3}, 20, 70, 1030, true, true),    // A broadcast, B transposed; partial sums of 10
       shape({}, 5, 3, 7, false, true),            // one vector per row
+      // A transposed (copied CT = 8 tiles at a time): more tiles than a copy
+      // holds, the last cut short, a thread's range starting within a copy
+      shape({2}, 133, 45, 300, false, false, true),
+      shape({2}, 133, 45, 1030, true, false, true),  // and broadcast, with partial sums of 10
   };
   ASSERT_EQ(codegen::sum_inner_level({2048})[0], 64);
   ASSERT_EQ(codegen::sum_inner_level({1030})[0], 10);
