@@ -9,9 +9,10 @@ namespace loom::codegen {
 
 namespace {
 
-// A panel of B of about 128 KiB (L2 holds it beside the tiles' rows of A);
-// a tile's rows of A and columns of B stay in L1 over a block.
-constexpr int64_t kDepth = 256, kColumns = 128;
+// Blocks of 256 terms of k; a panel of B takes at most a quarter of L2
+// (beside the tiles' rows of A and C), at least one tile's columns; a
+// tile's rows of A and columns of B stay in L1 over a block.
+constexpr int64_t kDepth = 256, kPanelShareOfL2 = 4, kMinItems = 16;
 
 }  // namespace
 
@@ -26,8 +27,14 @@ GemmTiles gemm_tiles(const schedule::GemmShape &g, const Target &t) {
   p.partial = sum_inner_level({g.k})[0];
   if (p.partial == 1) p.partial = 0;
   p.depth = p.partial ? p.partial * std::max<int64_t>(1, kDepth / p.partial) : std::min(kDepth, std::max<int64_t>(1, g.k));
-  const int64_t nr = p.tile_columns();
-  p.columns = std::min((kColumns + nr - 1) / nr, (g.n + nr - 1) / nr) * nr;
+  // Panels of equal width in whole tiles, so that the threads' equal runs of
+  // items (row tiles of a panel) are equal work, and enough of them for
+  // kMinItems items where the columns allow.
+  const int64_t nr = p.tile_columns(), tiles = (g.n + nr - 1) / nr;
+  const int64_t most = std::max<int64_t>(1, t.l2_bytes / kPanelShareOfL2 / (p.depth * 4) / nr);
+  const int64_t others = shape::prod(g.batch) * p.row_tiles(g.m);
+  const int64_t panels = std::min(tiles, std::max((tiles + most - 1) / most, (kMinItems + others - 1) / others));
+  p.columns = (tiles + panels - 1) / panels * nr;
   return p;
 }
 

@@ -43,6 +43,10 @@ struct Target {
   // register tiles of C (codegen/gemm_tiles.h), each element summed in the
   // lowered loop nest's order.
   bool packed_gemm = true;
+  // A core's level-2 cache, in bytes: the template's panel of B takes at
+  // most a quarter of it (codegen/gemm_tiles.h). The CPU device reads the
+  // machine's; the default is 2 MiB.
+  int64_t l2_bytes = int64_t{2} << 20;
   // A canonical float16/bfloat16 GEMM kernel (schedule/gemm_shape.h) becomes a
   // library kernel: the KernelSpec's `library` is the kernel's AST, rendered as
   // the target's matrix-multiply-accumulate instructions.

@@ -171,5 +171,28 @@ TEST(CGemm, TheTilesFollowTheVectorWidthAndThePartialSums) {
   EXPECT_EQ(codegen::gemm_tiles(shape({}, 64, 100, 1000, false, false), t).partial, 0);  // under 1024 terms: one level
 }
 
+// Panels of B: as wide as a quarter of L2 holds, equal in whole tiles, and
+// narrower where that leaves fewer than 16 items.
+TEST(CGemm, PanelsAreEqualAndSizedByTheLevel2Cache) {
+  codegen::Target t;
+  t.vector_bytes = 64;
+  const GemmShape g = shape({}, 512, 576, 4608, false, false);  // 18 tiles of 32 columns; blocks of 256 terms
+  t.l2_bytes = 2 << 20;                                         // 16 tiles of 256 terms in 512 KiB
+  codegen::GemmTiles p = codegen::gemm_tiles(g, t);
+  EXPECT_EQ(p.depth, 256);
+  EXPECT_EQ(p.columns, 9 * 32);
+  EXPECT_EQ(p.panels(g.n), 2);
+  t.l2_bytes = 1 << 20;  // 8 tiles in 256 KiB: 3 panels of 6
+  p = codegen::gemm_tiles(g, t);
+  EXPECT_EQ(p.columns, 6 * 32);
+  EXPECT_EQ(p.panels(g.n), 3);
+  // One row tile: 2 panels would fit, 16 give 16 items
+  const GemmShape wide = shape({}, 8, 4096, 64, false, false);
+  t.l2_bytes = 2 << 20;
+  p = codegen::gemm_tiles(wide, t);
+  EXPECT_EQ(p.panels(wide.n), 16);
+  EXPECT_EQ(codegen::gemm_items(wide, p), 16);
+}
+
 }  // namespace
 }  // namespace loom::renderer

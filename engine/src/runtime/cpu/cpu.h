@@ -21,5 +21,8 @@ int64_t vector_bytes();
 // Whether that -march has fused multiply-add instructions (x86's FMA3,
 // AArch64's): the CPU target's Target::fma.
 bool fused_multiply_add();
+// This machine's level-2 cache per core in bytes (the CPU target's
+// Target::l2_bytes); 0 where the system does not say.
+int64_t l2_cache_bytes();
 
 }  // namespace loom::runtime::cpu

@@ -106,6 +106,15 @@ bool fused_multiply_add() {
   return fma;
 }
 
+int64_t l2_cache_bytes() {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  static const int64_t bytes = std::max<long>(0, sysconf(_SC_LEVEL2_CACHE_SIZE));
+#else
+  static const int64_t bytes = 0;
+#endif
+  return bytes;
+}
+
 namespace {
 
 // A kernel's function is renamed to its symbol (derived from its cache key),
@@ -153,6 +162,7 @@ class CpuDevice : public Device {
     codegen::Target t;
     t.group_bytes = t.vector_bytes = vector_bytes();
     t.fma = fused_multiply_add();
+    if (l2_cache_bytes() > 0) t.l2_bytes = l2_cache_bytes();
     return t;
   }
   KernelSource source(const codegen::KernelSpec &p) const override {
