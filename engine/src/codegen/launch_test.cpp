@@ -3,6 +3,9 @@
 // few or each output's terms are consecutive in memory, else a thread each.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <string>
+
 #include "loom/inspect.h"
 #include "loom/tensor.h"
 
@@ -29,6 +32,27 @@ TEST(CudaLaunch, AColumnSumOfManyColumnsRunsAThreadPerColumn) {
   EXPECT_EQ(cols.cuda_blocks, 8192 / 256);
   EXPECT_EQ(cols.cuda_threads, 256);
   EXPECT_EQ(cols.cuda_source.find("loom_group_fold"), std::string::npos);
+}
+
+size_t loops_in(const std::string &source) {
+  size_t n = 0;
+  for (size_t at = source.find("for ("); at != std::string::npos; at = source.find("for (", at + 1)) n++;
+  return n;
+}
+
+// A grouped sum adds in one level, its threads striding every term (two
+// levels, 64 partials of 64 terms, kept 192 of 256 threads idle); a thread
+// per output keeps the two levels.
+TEST(CudaLaunch, AGroupedSumStridesAllItsTermsOverTheBlock) {
+  const Tensor x = Tensor::randn({64, 4096}).realize();
+  const KernelInfo rows = only_kernel(x.sum({1}));
+  EXPECT_EQ(rows.cuda_blocks, 64);
+  EXPECT_EQ(loops_in(rows.cuda_source), 1u) << rows.cuda_source;
+  EXPECT_TRUE(std::regex_search(rows.cuda_source, std::regex(R"(for \(int64_t (r\d+) = threadIdx\.x; \1 < 4096; \1 \+= blockDim\.x\))")))
+      << rows.cuda_source;
+  const KernelInfo cols = only_kernel(Tensor::randn({4096, 8192}).realize().sum({0}));
+  EXPECT_EQ(cols.cuda_blocks, 8192 / 256);
+  EXPECT_EQ(loops_in(cols.cuda_source), 2u) << cols.cuda_source;
 }
 
 }  // namespace

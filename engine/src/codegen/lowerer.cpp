@@ -48,6 +48,7 @@ class Lowerer {
   // partials (1: none); each sum's partials, in lane order, are recorded.
   int64_t sum_lanes = 1;
   std::vector<std::vector<UOpRef>> lane_sums;
+  bool two_level = true;  // float sums of kTwoLevelSum terms or more add in two levels
 
   // The value of AST node `u` at logical index `idx`. `gate` is true where the
   // element is actually used: loads under a masked view read only when it holds,
@@ -181,7 +182,7 @@ class Lowerer {
     if (loops.tail > 0) {  // the inner level: the last axis's groups, each lane's tail term after them
       for (size_t i = 0; i < ra.axes.size(); i++)
         if (ra.axes[i] + 1 == static_cast<int64_t>(in.size())) inner_part[i] = in.back();
-    } else if (ra.op == Op::Add && is_float(u.dtype)) {
+    } else if (two_level && ra.op == Op::Add && is_float(u.dtype)) {
       std::vector<int64_t> sizes;
       for (auto a : ra.axes) sizes.push_back(in[a]);
       inner_part = sum_inner_level(sizes);
@@ -475,10 +476,11 @@ LoweredKernel lower_store(Lowerer &l, const UOpRef &store, const Upcast &up) {
 
 }  // namespace
 
-LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short, int64_t sum_lanes) {
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short, int64_t sum_lanes, bool two_level) {
   const UOpRef &store = ast->src[0];
   Lowerer l;
   l.fold_short = fold_short;
+  l.two_level = two_level;
   if (std::holds_alternative<uop::WriteArg>(store->arg)) return lower_write(l, store, up);
   l.sum_lanes = sum_lanes;
   LoweredKernel k = lower_store(l, store, up);

@@ -48,7 +48,9 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 // 0), and the other axes add in the outer level. The vectorize pass makes the
 // partials one vector accumulator where the terms are consecutive in memory
 // (a row sum, a per-channel sum over an image).
-LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1);
+// `two_level` false: every sum adds in one level.
+LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1,
+                    bool two_level = true);
 
 // The two levels of a float sum (above): how many trailing terms of each
 // reduced axis (`sizes`, outermost first) one partial sum takes; all 1 for

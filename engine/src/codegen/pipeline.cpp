@@ -12,6 +12,7 @@
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
 #include "knobs/knobs.h"
+#include "loom/error.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -125,9 +126,19 @@ UOpRef optimize_input(const UOpRef &ast, const Target &t) {
 }
 
 KernelSpec kernel_spec(const schedule::ScheduleItem &item, const Upcast *forced, const Target &t) {
+  const size_t logged = t_pass_log.log ? t_pass_log.log->size() : 0;
   KernelSpec p = passes(item.ast, item.name, schedule::buf_dtypes(item), item.gemm, forced, t);
-  p.vars = kernel_vars(item.ast);
   p.launch = plan_launch(p, t);
+  if (p.launch.grouped && t.two_level_sums) {  // Target::two_level_sums: the passes again, sums in one level
+    Target one = t;
+    one.two_level_sums = false;
+    if (t_pass_log.log) t_pass_log.log->resize(logged);  // the log holds the kept passes only
+    KernelSpec q = passes(item.ast, item.name, schedule::buf_dtypes(item), item.gemm, forced, one);
+    q.launch = plan_launch(q, one);
+    LOOM_CHECK(q.launch.grouped, "a grouped reduction is not grouped with its sums in one level: " + item.name);
+    p = std::move(q);
+  }
+  p.vars = kernel_vars(item.ast);
   return p;
 }
 
@@ -150,7 +161,7 @@ KernelSpec passes(const UOpRef &ast, const std::string &name, std::vector<DType>
   log_pass(name, forced ? "optimize (given)" : "optimize", [&] {
     return upcast_str(up) + (lanes > 1 ? "sum lanes " + std::to_string(lanes) + "\n" : "");
   });
-  LoweredKernel lowered = lower(kernel, up, !knobs::noopt(), lanes);
+  LoweredKernel lowered = lower(kernel, up, !knobs::noopt(), lanes, t.two_level_sums);
   log_pass(name, "lower", [&] { return lowered.sink->str(); }, lowered.sink);
   if (!knobs::noopt() && t.vectors != Vectors::None) {
     lowered = vectorize(lowered, up, t.vectors, t.vector_bytes / 4);

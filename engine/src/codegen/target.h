@@ -34,6 +34,10 @@ struct Target {
   // each product with one rounding, as BLAS and torch's CPU GEMM and
   // convolution kernels do (codegen/mul_add.h). The defaults are AVX-512's.
   bool fma = true;
+  // Float sums of 1024 terms or more add in two levels (codegen/lowerer.h).
+  // kernel_spec lowers a GPU's grouped reduction again with one level: its
+  // threads stride the terms, and their accumulators fold as a tree.
+  bool two_level_sums = true;
   // Float32 sums along memory add in this many interleaved partials, one
   // vector accumulator (codegen/optimize.h's sum_lanes; 1: one running sum).
   // The same on every vector width, so the values are too.
