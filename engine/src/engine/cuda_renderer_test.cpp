@@ -203,15 +203,15 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
 // so the replay corpus has none): rendered for CUDA and compiled by NVRTC.
 TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {
   if (!runtime::cuda::nvrtc_missing().empty()) GTEST_SKIP() << runtime::cuda::nvrtc_missing();
-  for (DType dt : {DType::Float32, DType::Float16, DType::Int32}) {
-    Tensor x = Tensor::randn({5, 7}).cast(dt).realize();
+  for (auto [dt, n] : {std::pair{DType::Float32, 7}, {DType::Float16, 7}, {DType::Int32, 7}, {DType::Float32, 1500}}) {
+    Tensor x = Tensor::randn({n, 5}).cast(dt).realize();  // 5 lines of n
     const uop::UOpRef sort =
         uop::UOp::make(uop::Op::Sort, DType::Int64, {x.uop()}, uop::ReduceArg{uop::Op::Max, {0}});
     const schedule::Schedule sched = schedule::create_schedule({sort});
     ASSERT_EQ(sched.items.size(), 1u);
     const renderer::CudaKernel k =
         renderer::render_cuda(codegen::kernel_spec(sched.items[0], nullptr, renderer::cuda_target()));
-    EXPECT_EQ(k.blocks * k.threads >= 7, true);
+    EXPECT_EQ(k.blocks, n < 512 ? 1 : 5);  // a thread per line of 7, a block per line of 1500
     const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.source, "sort.cu", "sm_80");
     EXPECT_TRUE(r.ok) << r.log << k.source;
   }
@@ -242,6 +242,35 @@ TEST(Sort, ArgsortIsAStableSortPerLineWithNaNLargest) {
         }
       }
     }
+}
+
+// Lines of 512 or more elements sort a block each on the CUDA target (the
+// launch: TheSortKernelCompilesWithNvrtc): every thread merges its share of
+// each pass, however the shares and the runs fall (a line of 1500: shares
+// of 6, runs cut short); the values are a stable sort's, NaN largest, both
+// ways, along either dimension.
+TEST(Sort, ALongLineSortsAcrossABlockAsAStableSort) {
+  const int64_t lines = 3, n = 1500;
+  std::vector<double> v;
+  for (int64_t i = 0; i < lines * n; i++) v.push_back(i % 97 == 5 ? NAN : static_cast<double>((i * 7919) % 61) - 30);
+  for (int64_t dim : {0, 1}) {
+    const Tensor x = dim == 1 ? Tensor::from_vector(v, {lines, n}) : Tensor::from_vector(v, {n, lines});
+    for (bool descending : {false, true}) {
+      const HostTensor got = x.argsort(dim, descending).to_host();
+      for (int64_t l = 0; l < lines; l++) {
+        auto flat = [&](int64_t k) { return dim == 1 ? l * n + k : k * lines + l; };
+        std::vector<int64_t> want(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; k++) want[static_cast<size_t>(k)] = k;
+        std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+          const double x1 = v[static_cast<size_t>(flat(a))], y1 = v[static_cast<size_t>(flat(b))];
+          if (std::isnan(x1) || std::isnan(y1)) return descending ? std::isnan(x1) && !std::isnan(y1) : !std::isnan(x1) && std::isnan(y1);
+          return descending ? x1 > y1 : x1 < y1;
+        });
+        for (int64_t k = 0; k < n; k++)
+          ASSERT_EQ(got.get(flat(k)), want[static_cast<size_t>(k)]) << "dim " << dim << " desc " << descending << " line " << l;
+      }
+    }
+  }
 }
 
 TEST(CudaRenderer, NvrtcCompilesItsKernelsAndRejectsABrokenOne) {

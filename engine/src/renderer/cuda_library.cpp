@@ -15,25 +15,34 @@ using uop::UOpRef;
 namespace {
 
 constexpr int64_t kSortThreads = 256;
+// Lines of at least this many elements sort a block each, shorter ones a
+// thread each.
+constexpr int64_t kBlockSortMin = 512;
+
+// The macros both sorts read: x before y (keys), the key of element k, and
+// element k's position in the runs of half h (the low or the high 32 bits of
+// the output's own element: no scratch memory).
+std::string sort_macros(const SortLines &s) {
+  return "#define LOOM_BEFORE(x, y) " + sort_before(s.dtype, s.descending) + "\n#define LOOM_KEY(k) (" +
+         sort_key(s.dtype, "in[base + (int64_t)(k) * inner]") +
+         ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n";
+}
+
+// The kernel's signature and its line's first element; `guard` follows the line.
+std::string sort_head(const codegen::KernelSpec &p, const SortLines &s, const std::string &line, const std::string &guard) {
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " + p.name +
+         "(int64_t *__restrict__ out, const " + sort_mem_type(s.dtype) + " *__restrict__ in) {\n"
+         "  const int64_t line = " + line + ";\n" + guard +
+         "  const int64_t n = " + std::to_string(s.n) + ", inner = " + std::to_string(s.inner) + ";\n"
+         "  const int64_t base = (line / inner) * n * inner + line % inner;\n";
+}
 
 // A stable sort per line, one thread per line: positions merge-sorted
-// bottom-up with the runs kept in the low and the high 32 bits of the
-// output's own elements (no scratch memory), NaN largest.
-std::string render_sort(const codegen::KernelSpec &p) {
-  const SortLines s = sort_lines(p);
-  const DType dt = s.dtype;
-  LOOM_CHECK(s.n < (int64_t{1} << 31), "a sorted line longer than 2^31");
-  const std::string before = sort_before(dt, s.descending);
-  const std::string lines = std::to_string(trip(p.global_range));
-  const std::string key = sort_key(dt, "in[base + (int64_t)(k) * inner]");
-  return "#define LOOM_BEFORE(x, y) " + before + "\n#define LOOM_KEY(k) (" + key +
-         ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n"
-         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " + p.name +
-         "(int64_t *__restrict__ out, const " + sort_mem_type(dt) + " *__restrict__ in) {\n"
-         "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-         "  if (line >= " + lines + ") return;\n"
-         "  const int64_t n = " + std::to_string(s.n) + ", inner = " + std::to_string(s.inner) + ";\n"
-         "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
+// bottom-up, each pass's runs in one half of the elements, NaN largest.
+std::string render_sort_thread(const codegen::KernelSpec &p, const SortLines &s) {
+  return sort_macros(s) +
+         sort_head(p, s, "(int64_t)blockIdx.x * blockDim.x + threadIdx.x",
+                   "  if (line >= " + std::to_string(trip(p.global_range)) + ") return;\n") +
          "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
          "  int h = 0;  // the half holding the current runs\n"
          "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
@@ -49,6 +58,42 @@ std::string render_sort(const codegen::KernelSpec &p) {
          "    }\n"
          "  }\n"
          "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = LOOM_RUN(k, h);\n"
+         "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
+}
+
+// The same sort, one block per line: each pass, every thread writes its
+// equal share of the line's positions, finding where its share starts in
+// the two runs it merges from by a binary search along the merge path
+// (the first m with B[d - 1 - m] before A[m], d its outputs before it), then
+// merging as the thread-per-line sort does. The halves are 32-bit stores
+// (half 0 the low bits: CUDA GPUs are little-endian): a pass reads one half
+// of every element and writes the other.
+std::string render_sort_block(const codegen::KernelSpec &p, const SortLines &s) {
+  return sort_macros(s) + sort_head(p, s, "(int64_t)blockIdx.x", "") +
+         "  const int64_t share = (n + blockDim.x - 1) / blockDim.x;\n"
+         "  const int64_t a = threadIdx.x * share < n ? threadIdx.x * share : n, b = a + share < n ? a + share : n;\n"
+         "  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) out[base + k * inner] = k;\n"
+         "  __syncthreads();\n"
+         "  int h = 0;  // the half holding the current runs\n"
+         "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
+         "    for (int64_t pos = a; pos < b;) {\n"
+         "      const int64_t lo = pos / (2 * w) * (2 * w), mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"
+         "      const int64_t d = pos - lo, stop = b < hi ? b : hi;\n"
+         "      int64_t m0 = d - (hi - mid) > 0 ? d - (hi - mid) : 0, m1 = d < mid - lo ? d : mid - lo;\n"
+         "      while (m0 < m1) {\n"
+         "        const int64_t m = (m0 + m1) / 2;\n"
+         "        if (LOOM_BEFORE(LOOM_KEY(LOOM_RUN(mid + d - 1 - m, h)), LOOM_KEY(LOOM_RUN(lo + m, h)))) m1 = m;\n"
+         "        else m0 = m + 1;\n"
+         "      }\n"
+         "      int64_t i = lo + m0, j = mid + d - m0;\n"
+         "      for (; pos < stop; pos++) {\n"
+         "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
+         "        ((uint32_t *)&out[base + pos * inner])[h ^ 1] = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
+         "      }\n"
+         "    }\n"
+         "    __syncthreads();\n"
+         "  }\n"
+         "  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) out[base + k * inner] = LOOM_RUN(k, h);\n"
          "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
 }
 
@@ -106,8 +151,11 @@ std::string render_gemm(const codegen::KernelSpec &p, const schedule::GemmShape 
 
 CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
   if (p.library->op == Op::Sort) {
+    const SortLines s = sort_lines(p);
+    LOOM_CHECK(s.n < (int64_t{1} << 31), "a sorted line longer than 2^31");
     const int64_t lines = trip(p.global_range);
-    return {render_sort(p), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
+    if (s.n >= kBlockSortMin) return {render_sort_block(p, s), lines, kSortThreads};
+    return {render_sort_thread(p, s), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
   }
   const std::shared_ptr<const schedule::GemmShape> &g = p.gemm;
   LOOM_CHECK(g && g->in != DType::Float32, "unknown library kernel " + p.name);

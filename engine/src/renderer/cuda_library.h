@@ -1,5 +1,6 @@
 // The CUDA target's library kernels (codegen::KernelSpec::library), rendered
-// from templates: a stable sort per line, and a canonical float16/bfloat16
+// from templates: a stable sort per line (a thread per short line, a block
+// per long one), and a canonical float16/bfloat16
 // GEMM (schedule/gemm_shape.h) on tensor cores.
 #pragma once
 #include "renderer/cuda_renderer.h"

@@ -176,8 +176,12 @@ std::string unit_text(const KernelSource &k) {
   return declarations + kBuiltins + entry_point(k);
 }
 
+// A kernel whose threads meet barriers (its own or a fold's) runs each block's
+// threads as fibers.
 bool synchronizes(const KernelSource &k) {
-  return k.source.find("loom_group_fold(", k.body) != std::string::npos || k.source.find("loom_mma_", k.body) != std::string::npos;
+  for (const char *call : {"__syncthreads(", "loom_group_fold(", "loom_mma_"})
+    if (k.source.find(call, k.body) != std::string::npos) return true;
+  return false;
 }
 
 // The host C++ compiler behind the disk cache (runtime/compile_cache.h): one
