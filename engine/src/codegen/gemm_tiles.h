@@ -9,6 +9,9 @@
 //         for each NR = lanes * vectors columns of the panel
 //           rows x vectors accumulators in vector registers, one term of k
 //           per step: a broadcast of A's element times NR values of B
+// (a column-major A is first copied to [tile][term][rows], a few tiles at a
+// time). The panels are equal, in whole tiles, each at most a quarter of
+// the core's L2 (Target::l2_bytes).
 // Each element sums its products in k order, each folded as the lowered loop
 // nest folds it (with one rounding on a target with fused multiply-add), in
 // the two levels lowerer.h's sum_inner_level gives k terms: a partial sum
