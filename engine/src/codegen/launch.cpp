@@ -39,6 +39,24 @@ bool reads_rows(const std::vector<UOpRef> &u, size_t body, size_t end) {
   return any;
 }
 
+// A scan's per-thread statements, [body, end): values, its accumulators,
+// then the scanned loop holding everything else. Grouped when that loop has
+// at least 4 elements for each of a block's threads.
+Launch plan_scan(Launch l, const std::vector<UOpRef> &u, size_t body, size_t end) {
+  size_t open = body;
+  while (open < end && u[open]->op != Op::Range) {
+    if (uop::is_store(u[open]->op)) return l;
+    open++;
+  }
+  if (open == end || end_of(u, open) + 1 != end || trip(u[open]) < 4 * l.block_threads) return l;
+  bool scanned = false;
+  for (size_t i = open + 1; i < end; i++) scanned |= u[i]->op == Op::Scan && u[i]->src[1] == u[open];
+  if (!scanned) return l;
+  l.grouped = true;
+  l.scan = u[open].get();
+  return l;
+}
+
 }  // namespace
 
 Launch plan_launch(const KernelSpec &p, const Target &t) {
@@ -79,7 +97,8 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
       open = next;
     }
   }
-  if (scans || (l.outputs > t.group_max_outputs && !reads_rows(u, body, end))) return l;
+  if (scans) return plan_scan(l, u, body, end);
+  if (l.outputs > t.group_max_outputs && !reads_rows(u, body, end)) return l;
   std::vector<size_t> loops;
   int depth = 0;
   for (size_t i = body; i < end; i++) {

@@ -4,7 +4,11 @@
 // consecutively (a row sum), runs one block of threads per output
 // ("grouped": its per-thread loops strided over the block, the threads'
 // accumulators folded). kernel_spec plans it from the Target's launch
-// parameters; a CPU target (Target::block_threads 0) plans none.
+// parameters; a CPU target (Target::block_threads 0) plans none. A scan
+// whose line is long (at least 4 threads' worth of elements per thread of a
+// block) runs a block per line too: its loop, `scan`, splits into one run
+// of the line per thread, each scanned twice (its total, then, after the
+// block's exclusive scan of the totals, its outputs).
 #pragma once
 #include <cstdint>
 #include <set>
@@ -25,6 +29,7 @@ struct Launch {
   std::set<const uop::UOp *> strided;   // grouped: reduction loops strided over the block
   int64_t outputs = 1;                  // product of the threads' loops
   bool grouped = false;
+  const uop::UOp *scan = nullptr;       // grouped: the scanned loop, a run per thread
 
   // The launch: blocks of threads.
   int64_t threads_per_block() const { return grouped || !threads.empty() ? block_threads : 1; }

@@ -5,6 +5,7 @@
 
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "loom/inspect.h"
 #include "loom/tensor.h"
@@ -53,6 +54,35 @@ TEST(CudaLaunch, AGroupedSumStridesAllItsTermsOverTheBlock) {
   const KernelInfo cols = only_kernel(Tensor::randn({4096, 8192}).realize().sum({0}));
   EXPECT_EQ(cols.cuda_blocks, 8192 / 256);
   EXPECT_EQ(loops_in(cols.cuda_source), 2u) << cols.cuda_source;
+}
+
+// A scan along lines of 1024 or more runs a block per line (each thread a
+// run of it, its start the block's exclusive scan of the runs' totals); a
+// short one a thread per line. On every device: the values are the serial
+// scan's, within float64's rounding (integers exactly).
+TEST(CudaLaunch, ALongScanRunsABlockPerLine) {
+  const int64_t lines = 3, n = 3001;  // runs of 12, the last thread's cut short
+  std::vector<double> v;
+  for (int64_t i = 0; i < lines * n; i++) v.push_back(static_cast<double>((i * 7919) % 23) - 11);
+  const Tensor rows = Tensor::from_vector(v, {lines, n}), cols = Tensor::from_vector(v, {n, lines});
+  const KernelInfo along = kernels_of({rows.cumsum(1)}).at(0);
+  EXPECT_EQ(along.cuda_blocks, lines);
+  EXPECT_NE(along.cuda_source.find("loom_group_scan"), std::string::npos) << along.cuda_source;
+  EXPECT_EQ(kernels_of({cols.cumsum(1)}).at(0).cuda_source.find("loom_group_scan"), std::string::npos);  // lines of 3
+  for (DType dt : {DType::Float32, DType::Int64})
+    for (int64_t dim : {0, 1}) {
+      const Tensor x = (dim == 1 ? rows : cols).cast(dt);
+      const HostTensor sum = x.cumsum(dim).to_host(), prod = (x * 0.0 + 1.0).cumprod(dim).to_host();
+      for (int64_t l = 0; l < lines; l++) {
+        double want = 0;
+        for (int64_t k = 0; k < n; k++) {
+          const int64_t at = dim == 1 ? l * n + k : k * lines + l;
+          want += v[static_cast<size_t>(at)];
+          ASSERT_NEAR(sum.get(at), want, dt == DType::Int64 ? 0.0 : 1e-3) << "dim " << dim << " line " << l;
+          ASSERT_EQ(prod.get(at), 1.0);
+        }
+      }
+    }
 }
 
 }  // namespace

@@ -282,6 +282,10 @@ TEST(CudaRenderer, NvrtcCompilesItsKernelsAndRejectsABrokenOne) {
     EXPECT_TRUE(r.ok) << r.log;
     EXPECT_FALSE(r.cubin.empty());
   }
+  const std::string scan = engine::render({x.cumsum(1).uop()}).at(0).cuda_source;  // a block per line, then a cast
+  ASSERT_NE(scan.find("loom_group_scan"), std::string::npos) << scan;
+  const runtime::cuda::NvrtcResult s = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + scan, "scan.cu", "sm_90");
+  EXPECT_TRUE(s.ok) << s.log;
   const runtime::cuda::NvrtcResult bad = runtime::cuda::nvrtc_compile(unit + "int broken(", "broken.cu", "sm_80");
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;

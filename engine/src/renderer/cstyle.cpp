@@ -119,6 +119,12 @@ std::string R::expr(const UOpRef &u) {
   return it != expressions().end() ? it->second(*this, u) : combine(u->op, u->dtype, operand(u, 0), operand(u, 1), true);
 }
 
+std::string R::statement(const UOpRef &u) {
+  if (codegen::lanes(*u) > 1 || u->op == Op::Gep) return vector_statement(u);
+  auto it = statements().find(u->op);
+  return it != statements().end() ? it->second(*this, u) : define_value(u);
+}
+
 std::string R::render(const codegen::KernelSpec &p) {
   p_ = &p;
   os_.str("");
@@ -128,10 +134,7 @@ std::string R::render(const codegen::KernelSpec &p) {
   int depth = 1;
   for (const UOpRef &u : p.uops) {
     if (u->op == Op::EndRange) depth--;
-    auto it = statements().find(u->op);
-    const std::string s = codegen::lanes(*u) > 1 || u->op == Op::Gep ? vector_statement(u)
-                          : it != statements().end()               ? it->second(*this, u)
-                                                                   : define_value(u);
+    const std::string s = statement(u);
     std::istringstream lines(s);
     for (std::string line; std::getline(lines, line);) os_ << std::string(2 * depth, ' ') << line << "\n";
     if (u->op == Op::Range) depth++;

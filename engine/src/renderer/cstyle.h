@@ -62,6 +62,8 @@ class CStyleRenderer {
   static const Table &expression_rules();
   virtual const Table &statements() const { return statement_rules(); }
   virtual const Table &expressions() const { return expression_rules(); }
+  // One UOp's text: its vector form, its statement rule, or its value defined.
+  std::string statement(const UOpRef &u);
 
  private:
   const codegen::KernelSpec *p_ = nullptr;

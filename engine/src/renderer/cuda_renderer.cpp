@@ -10,6 +10,10 @@
 //    the block's threads, then folds the threads' accumulators (warp
 //    shuffles, then one partial per warp in shared memory, folded in warp
 //    order by every thread, so all hold the same total); thread 0 stores.
+//    A long scan runs a block per line: each thread takes one run of the
+//    line, folds its terms, takes the block's exclusive scan of the runs'
+//    totals (in thread order) as its start, and scans its run again,
+//    storing (scan_runs).
 #include "renderer/cuda_renderer.h"
 
 #include <set>
@@ -110,9 +114,11 @@ class CudaRenderer : public CStyleRenderer {
       Table s = statement_rules();
       const Rule open = s.at(Op::Range), close = s.at(Op::EndRange), store = s.at(Op::Store);
       s[Op::Range] = [open](CStyleRenderer &r, const UOpRef &u) {
+        CudaRenderer &c = self(r);
+        if (c.launch_.scan == u.get()) return c.scan_runs(u, open);
         const std::string text = open(r, u);  // binds the loop variable
-        return self(r).launch_.collapsed.count(u.get()) ? "// r" + std::to_string(u->arg_as<int64_t>()) + ": the thread index"
-                                                        : text;
+        return c.launch_.collapsed.count(u.get()) ? "// r" + std::to_string(u->arg_as<int64_t>()) + ": the thread index"
+                                                  : text;
       };
       s[Op::EndRange] = [close](CStyleRenderer &r, const UOpRef &u) {
         CudaRenderer &c = self(r);
@@ -122,7 +128,8 @@ class CudaRenderer : public CStyleRenderer {
         return text;
       };
       s[Op::Store] = [store](CStyleRenderer &r, const UOpRef &u) {
-        return self(r).launch_.grouped ? "if (threadIdx.x == 0) { " + store(r, u) + " }" : store(r, u);
+        const Launch &l = self(r).launch_;
+        return l.grouped && !l.scan ? "if (threadIdx.x == 0) { " + store(r, u) + " }" : store(r, u);
       };
       // atomicAdd(&buf[index], value), under its gate; int64 as CUDA's unsigned long long (the same bits)
       s[Op::AtomicAdd] = [](CStyleRenderer &r, const UOpRef &u) {
@@ -140,21 +147,54 @@ class CudaRenderer : public CStyleRenderer {
  private:
   static CudaRenderer &self(CStyleRenderer &r) { return static_cast<CudaRenderer &>(r); }
 
-  // After a strided loop: each accumulator folding over it becomes the
-  // block's total.
-  std::string fold_group(const UOpRef &range) {
-    std::string out;
+  // The accumulators folding over `range`, each with its fold's lambda.
+  std::vector<std::pair<UOpRef, std::string>> folds_over(const UOpRef &range) {
+    std::vector<std::pair<UOpRef, std::string>> out;
     for (const UOpRef &x : program().uops) {
       if (x->op != Op::DefineAcc) continue;
       const UOpRef &fold = x->src[0];
       bool over = false;
       for (size_t i = 1; i < fold->src.size(); i++) over |= fold->src[i] == range;
       if (!over) continue;
-      const std::string acc = name_of(fold), t = reg_type(fold->dtype);
-      out += "\n" + acc + " = loom_group_fold(" + acc + ", [](" + t + " a, " + t + " b) { return " +
-             combine(fold->arg_as<uop::ReduceArg>().op, fold->dtype, "a", "b", false) + "; });";
+      const std::string t = reg_type(fold->dtype);
+      out.emplace_back(fold, "[](" + t + " a, " + t + " b) { return " +
+                                 combine(fold->arg_as<uop::ReduceArg>().op, fold->dtype, "a", "b", false) + "; }");
     }
     return out;
+  }
+
+  // After a strided loop: each accumulator folding over it becomes the
+  // block's total.
+  std::string fold_group(const UOpRef &range) {
+    std::string out;
+    for (const auto &[fold, f] : folds_over(range))
+      out += "\n" + name_of(fold) + " = loom_group_fold(" + name_of(fold) + ", " + f + ");";
+    return out;
+  }
+
+  // A grouped scan's loop (Launch::scan): this thread's run of the line,
+  // its loop body once without its stores (each accumulator then holds the
+  // run's total), the block's exclusive scan of the totals, and the loop
+  // opened again for the body as the program has it.
+  std::string scan_runs(const UOpRef &range, const Rule &open) {
+    const std::string r = "r" + std::to_string(range->arg_as<int64_t>()), n = std::to_string(trip(range));
+    std::string text = "const int64_t " + r + "_run = (" + n + " + blockDim.x - 1) / blockDim.x, " + r +
+                       "_lo = threadIdx.x * " + r + "_run < " + n + " ? threadIdx.x * " + r + "_run : " + n + ", " + r +
+                       "_hi = " + r + "_lo + " + r + "_run < " + n + " ? " + r + "_lo + " + r + "_run : " + n + ";\n";
+    const std::string head = "for (int64_t " + r + " = " + r + "_lo; " + r + " < " + r + "_hi; " + r + "++) {";
+    open(*this, range);  // binds the loop variable
+    text += head + "\n";
+    const auto &uops = program().uops;
+    size_t i = 0;
+    while (uops[i] != range) i++;
+    for (i++; !(uops[i]->op == Op::EndRange && uops[i]->src[0] == range); i++) {
+      if (!uop::is_store(uops[i]->op)) text += "  " + statement(uops[i]) + "\n";
+    }
+    text += "}\n";
+    for (const auto &[fold, f] : folds_over(range))
+      text += name_of(fold) + " = loom_group_scan(" + name_of(fold) + ", (" + reg_type(fold->dtype) + ")" +
+              acc_identity(fold) + ", " + f + ");\n";
+    return text + head;
   }
 
   Launch launch_;
@@ -267,6 +307,23 @@ __device__ __forceinline__ T loom_group_fold(T v, F f) {
   v = part[0];
   for (unsigned w = 1; w < (blockDim.x >> 5); w++) v = f(v, part[w]);
   return v;
+}
+/* A block's exclusive scan of one value per thread, in thread order: what
+   the threads before this one fold to (`identity` for thread 0), by
+   doubling steps over shared memory. */
+template <typename T, typename F>
+__device__ __forceinline__ T loom_group_scan(T v, T identity, F f) {
+  __shared__ T part[1024];
+  __syncthreads();
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned o = 1; o < blockDim.x; o <<= 1) {
+    const T before = threadIdx.x >= o ? part[threadIdx.x - o] : identity;
+    __syncthreads();
+    if (threadIdx.x >= o) part[threadIdx.x] = f(before, part[threadIdx.x]);
+    __syncthreads();
+  }
+  return threadIdx.x ? part[threadIdx.x - 1] : identity;
 }
 )";
   return s;

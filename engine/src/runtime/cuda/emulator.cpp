@@ -179,7 +179,7 @@ std::string unit_text(const KernelSource &k) {
 // A kernel whose threads meet barriers (its own or a fold's) runs each block's
 // threads as fibers.
 bool synchronizes(const KernelSource &k) {
-  for (const char *call : {"__syncthreads(", "loom_group_fold(", "loom_mma_"})
+  for (const char *call : {"__syncthreads(", "loom_group_fold(", "loom_group_scan(", "loom_mma_"})
     if (k.source.find(call, k.body) != std::string::npos) return true;
   return false;
 }
