@@ -119,7 +119,20 @@ Launch plan_launch(const KernelSpec &p, const Target &t) {
       if (d == DType::Bool || d == DType::UInt8 || d == DType::Int8 || d == DType::Int16) return l;
     }
   l.grouped = true;
-  for (size_t i : loops) l.strided.insert(u[i].get());
+  for (size_t i : loops) {
+    l.strided.insert(u[i].get());
+    // Loops nested alone inside it, each the whole body of the one around it,
+    // run as one: consecutive threads take consecutive innermost terms.
+    std::vector<UOpRef> &inner = l.flattened[u[i].get()];
+    for (size_t at = i, close = end_of(u, i); u[at + 1]->op == Op::Range && reduced.count(u[at + 1].get());) {
+      const size_t next_close = end_of(u, at + 1);
+      if (next_close + 1 != close) break;
+      inner.push_back(u[at + 1]);
+      l.inner_flat.insert(u[at + 1].get());
+      at++, close = next_close;
+    }
+    if (inner.empty()) l.flattened.erase(u[i].get());
+  }
   return l;
 }
 

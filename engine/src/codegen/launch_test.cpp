@@ -56,6 +56,28 @@ TEST(CudaLaunch, AGroupedSumStridesAllItsTermsOverTheBlock) {
   EXPECT_EQ(loops_in(cols.cuda_source), 2u) << cols.cuda_source;
 }
 
+// A per-channel sum over (N, H, W) splits into partials over a few images
+// each, a block per partial; the images' loop and the pixels' loop nested
+// alone in it run as one loop over the block, consecutive threads reading
+// consecutive pixels (strided over the images alone, 32 threads of 256
+// were busy, each reading its own image).
+TEST(CudaLaunch, ANestOfReducedLoopsRunsAsOneLoopOverTheBlock) {
+  const Tensor x = Tensor::randn({64, 16, 32, 32}).realize();
+  const std::vector<KernelInfo> ks = kernels_of({x.sum({0, 2, 3})});
+  ASSERT_FALSE(ks.empty());
+  const std::string &src = ks[0].cuda_source;
+  EXPECT_NE(src.find("loom_group_fold"), std::string::npos) << src;
+  EXPECT_EQ(loops_in(src), 1u) << src;
+  EXPECT_TRUE(std::regex_search(src, std::regex(R"(for \(int64_t (r\d+_flat) = threadIdx\.x; \1 < \d+; \1 \+= blockDim\.x\))"))) << src;
+  const HostTensor got = x.sum({0, 2, 3}).to_host(), in = x.to_host();
+  for (int64_t c = 0; c < 16; c++) {
+    double want = 0;
+    for (int64_t n = 0; n < 64; n++)
+      for (int64_t p = 0; p < 1024; p++) want += in.get((n * 16 + c) * 1024 + p);
+    EXPECT_NEAR(got.get(c), want, 1e-2) << c;
+  }
+}
+
 // A scan along lines of 1024 or more runs a block per line (each thread a
 // run of it, its start the block's exclusive scan of the runs' totals); a
 // short one a thread per line. On every device: the values are the serial

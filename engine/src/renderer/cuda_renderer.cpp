@@ -10,6 +10,8 @@
 //    the block's threads, then folds the threads' accumulators (warp
 //    shuffles, then one partial per warp in shared memory, folded in warp
 //    order by every thread, so all hold the same total); thread 0 stores.
+//    Loops nested alone in such a loop run with it as one loop over the
+//    nest's terms, so that consecutive threads read consecutive terms.
 //    A long scan runs a block per line: each thread takes one run of the
 //    line, folds its terms, takes the block's exclusive scan of the runs'
 //    totals (in thread order) as its start, and scans its run again,
@@ -64,6 +66,25 @@ class CudaRenderer : public CStyleRenderer {
 
   std::string loop(const UOpRef &range, const std::string &r) override {
     const std::string n = std::to_string(trip(range));
+    if (auto flat = launch_.flattened.find(range.get()); flat != launch_.flattened.end()) {
+      // One loop over the nest's terms; each loop's variable divided out of it.
+      std::vector<UOpRef> nest{range};
+      nest.insert(nest.end(), flat->second.begin(), flat->second.end());
+      int64_t total = 1;
+      for (const UOpRef &x : nest) total *= trip(x);
+      const std::string f = r + "_flat";
+      std::string text = "for (int64_t " + f + " = threadIdx.x; " + f + " < " + std::to_string(total) + "; " + f +
+                         " += blockDim.x) {";
+      int64_t inner = total;
+      for (size_t i = 0; i < nest.size(); i++) {
+        const int64_t m = trip(nest[i]);
+        inner /= m;
+        std::string e = inner == 1 ? f : "(" + f + " / " + std::to_string(inner) + ")";
+        if (i > 0) e += " % " + std::to_string(m);
+        text += "\n  const int64_t r" + std::to_string(nest[i]->arg_as<int64_t>()) + " = " + e + ";";
+      }
+      return text;
+    }
     if (launch_.strided.count(range.get()))
       return "for (int64_t " + r + " = threadIdx.x; " + r + " < " + n + "; " + r + " += blockDim.x) {";
     return "for (int64_t " + r + " = 0; " + r + " < " + n + "; " + r + "++) {";
@@ -117,12 +138,14 @@ class CudaRenderer : public CStyleRenderer {
         CudaRenderer &c = self(r);
         if (c.launch_.scan == u.get()) return c.scan_runs(u, open);
         const std::string text = open(r, u);  // binds the loop variable
+        if (c.launch_.inner_flat.count(u.get())) return "// r" + std::to_string(u->arg_as<int64_t>()) + ": in the loop above";
         return c.launch_.collapsed.count(u.get()) ? "// r" + std::to_string(u->arg_as<int64_t>()) + ": the thread index"
                                                   : text;
       };
       s[Op::EndRange] = [close](CStyleRenderer &r, const UOpRef &u) {
         CudaRenderer &c = self(r);
         if (c.launch_.collapsed.count(u->src[0].get())) return std::string("// (thread index)");
+        if (c.launch_.inner_flat.count(u->src[0].get())) return std::string("// (in the loop above)");
         std::string text = close(r, u);
         if (c.launch_.strided.count(u->src[0].get())) text += c.fold_group(u->src[0]);
         return text;
