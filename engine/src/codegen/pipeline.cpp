@@ -12,7 +12,6 @@
 #include "codegen/optimize.h"
 #include "codegen/vectorize.h"
 #include "knobs/knobs.h"
-#include "loom/error.h"
 #include "uop/graph.h"
 #include "uop/node_map.h"
 
@@ -132,11 +131,19 @@ KernelSpec kernel_spec(const schedule::ScheduleItem &item, const Upcast *forced,
   if (p.launch.grouped && t.two_level_sums) {  // Target::two_level_sums: the passes again, sums in one level
     Target one = t;
     one.two_level_sums = false;
-    if (t_pass_log.log) t_pass_log.log->resize(logged);  // the log holds the kept passes only
+    PassLog first;  // the log keeps the passes of the kept program only
+    if (t_pass_log.log) {
+      first.assign(t_pass_log.log->begin() + static_cast<std::ptrdiff_t>(logged), t_pass_log.log->end());
+      t_pass_log.log->resize(logged);
+    }
     KernelSpec q = passes(item.ast, item.name, schedule::buf_dtypes(item), item.gemm, forced, one);
     q.launch = plan_launch(q, one);
-    LOOM_CHECK(q.launch.grouped, "a grouped reduction is not grouped with its sums in one level: " + item.name);
-    p = std::move(q);
+    if (q.launch.grouped) {
+      p = std::move(q);
+    } else if (t_pass_log.log) {  // not grouped so (not seen): the first program stands
+      t_pass_log.log->resize(logged);
+      t_pass_log.log->insert(t_pass_log.log->end(), first.begin(), first.end());
+    }
   }
   p.vars = kernel_vars(item.ast);
   return p;
