@@ -19,7 +19,7 @@ constexpr int64_t kSortThreads = 256;
 // thread each.
 constexpr int64_t kBlockSortMin = 512;
 
-// The macros both sorts read: x before y (keys), the key of element k, and
+// The sort's macros: x before y (keys), the key of element k, and
 // element k's position in the runs of half h (the low or the high 32 bits of
 // the output's own element: no scratch memory).
 std::string sort_macros(const SortLines &s) {
@@ -28,52 +28,27 @@ std::string sort_macros(const SortLines &s) {
          ")\n#define LOOM_RUN(k, h) ((uint32_t)(out[base + (int64_t)(k) * inner] >> (32 * (h))))\n";
 }
 
-// The kernel's signature and its line's first element; `guard` follows the line.
-std::string sort_head(const codegen::KernelSpec &p, const SortLines &s, const std::string &line, const std::string &guard) {
-  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " + p.name +
-         "(int64_t *__restrict__ out, const " + sort_mem_type(s.dtype) + " *__restrict__ in) {\n"
-         "  const int64_t line = " + line + ";\n" + guard +
+// A stable sort per line, NaN largest: positions merge-sorted bottom-up,
+// each pass's runs in one 32-bit half of the output's elements and its
+// merge written to the other (half 0 the low bits: CUDA GPUs are
+// little-endian). A line's team of threads (a block per line, or one
+// thread: a thread per line) splits each pass's positions into equal
+// shares; a thread finds where its share starts in the two runs it merges
+// from by a binary search along the merge path (the first m with
+// B[d - 1 - m] before A[m], d the outputs before it), then merges.
+std::string render_sort(const codegen::KernelSpec &p, const SortLines &s, bool block) {
+  const std::string team = block ? "blockDim.x" : "1", rank = block ? "threadIdx.x" : "0",
+                    barrier = block ? "  __syncthreads();\n" : "";
+  return sort_macros(s) + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortThreads) + ") " +
+         p.name + "(int64_t *__restrict__ out, const " + sort_mem_type(s.dtype) + " *__restrict__ in) {\n" +
+         (block ? "  const int64_t line = blockIdx.x;\n"
+                : "  const int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "  if (line >= " + std::to_string(trip(p.global_range)) + ") return;\n") +
          "  const int64_t n = " + std::to_string(s.n) + ", inner = " + std::to_string(s.inner) + ";\n"
-         "  const int64_t base = (line / inner) * n * inner + line % inner;\n";
-}
-
-// A stable sort per line, one thread per line: positions merge-sorted
-// bottom-up, each pass's runs in one half of the elements, NaN largest.
-std::string render_sort_thread(const codegen::KernelSpec &p, const SortLines &s) {
-  return sort_macros(s) +
-         sort_head(p, s, "(int64_t)blockIdx.x * blockDim.x + threadIdx.x",
-                   "  if (line >= " + std::to_string(trip(p.global_range)) + ") return;\n") +
-         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = k;\n"
-         "  int h = 0;  // the half holding the current runs\n"
-         "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
-         "    for (int64_t lo = 0; lo < n; lo += 2 * w) {\n"
-         "      const int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;\n"
-         "      int64_t i = lo, j = mid;\n"
-         "      for (int64_t t = lo; t < hi; t++) {\n"
-         "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
-         "        const uint64_t v = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
-         "        int64_t *e = &out[base + t * inner];\n"
-         "        *e = (int64_t)(((uint64_t)*e & (h ? 0xffffffff00000000ull : 0xffffffffull)) | (v << (32 * (h ^ 1))));\n"
-         "      }\n"
-         "    }\n"
-         "  }\n"
-         "  for (int64_t k = 0; k < n; k++) out[base + k * inner] = LOOM_RUN(k, h);\n"
-         "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
-}
-
-// The same sort, one block per line: each pass, every thread writes its
-// equal share of the line's positions, finding where its share starts in
-// the two runs it merges from by a binary search along the merge path
-// (the first m with B[d - 1 - m] before A[m], d its outputs before it), then
-// merging as the thread-per-line sort does. The halves are 32-bit stores
-// (half 0 the low bits: CUDA GPUs are little-endian): a pass reads one half
-// of every element and writes the other.
-std::string render_sort_block(const codegen::KernelSpec &p, const SortLines &s) {
-  return sort_macros(s) + sort_head(p, s, "(int64_t)blockIdx.x", "") +
-         "  const int64_t share = (n + blockDim.x - 1) / blockDim.x;\n"
-         "  const int64_t a = threadIdx.x * share < n ? threadIdx.x * share : n, b = a + share < n ? a + share : n;\n"
-         "  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) out[base + k * inner] = k;\n"
-         "  __syncthreads();\n"
+         "  const int64_t base = (line / inner) * n * inner + line % inner;\n"
+         "  const int64_t share = (n + " + team + " - 1) / " + team + ";\n"
+         "  const int64_t a = " + rank + " * share < n ? " + rank + " * share : n, b = a + share < n ? a + share : n;\n"
+         "  for (int64_t k = " + rank + "; k < n; k += " + team + ") out[base + k * inner] = k;\n" + barrier +
          "  int h = 0;  // the half holding the current runs\n"
          "  for (int64_t w = 1; w < n; w *= 2, h ^= 1) {\n"
          "    for (int64_t pos = a; pos < b;) {\n"
@@ -90,10 +65,9 @@ std::string render_sort_block(const codegen::KernelSpec &p, const SortLines &s) 
          "        const bool right = i >= mid || (j < hi && LOOM_BEFORE(LOOM_KEY(LOOM_RUN(j, h)), LOOM_KEY(LOOM_RUN(i, h))));\n"
          "        ((uint32_t *)&out[base + pos * inner])[h ^ 1] = right ? LOOM_RUN(j++, h) : LOOM_RUN(i++, h);\n"
          "      }\n"
-         "    }\n"
-         "    __syncthreads();\n"
+         "    }\n" + barrier +
          "  }\n"
-         "  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) out[base + k * inner] = LOOM_RUN(k, h);\n"
+         "  for (int64_t k = " + rank + "; k < n; k += " + team + ") out[base + k * inner] = LOOM_RUN(k, h);\n"
          "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
 }
 
@@ -154,8 +128,8 @@ CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
     const SortLines s = sort_lines(p);
     LOOM_CHECK(s.n < (int64_t{1} << 31), "a sorted line longer than 2^31");
     const int64_t lines = trip(p.global_range);
-    if (s.n >= kBlockSortMin) return {render_sort_block(p, s), lines, kSortThreads};
-    return {render_sort_thread(p, s), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
+    if (s.n >= kBlockSortMin) return {render_sort(p, s, true), lines, kSortThreads};
+    return {render_sort(p, s, false), (lines + kSortThreads - 1) / kSortThreads, kSortThreads};
   }
   const std::shared_ptr<const schedule::GemmShape> &g = p.gemm;
   LOOM_CHECK(g && g->in != DType::Float32, "unknown library kernel " + p.name);
