@@ -431,7 +431,7 @@ int64_t run(const std::vector<ExecItem> &items) {
                    e.name.c_str(), static_cast<long long>(e.global_size), ms,
                    static_cast<double>(e.work) / (ms * 1e6 + 1e-12), buffer_bytes(e) / (ms * 1e6 + 1e-12),
                    static_cast<long long>(e.work), e.program->library() ? "  extern " : "",
-                   e.program->library() ? e.program->library() : "");
+                   e.program->library() ? (std::string(e.program->library()) + " " + e.program->describe(ptrs)).c_str() : "");
   }
   stats().work += work;
   return work;

@@ -24,6 +24,9 @@ class Program {
   virtual void launch(void **bufs, int64_t global_size, bool parallel) const = 0;
   // The library routine an extern program calls; nullptr for generated code.
   virtual const char *library() const { return nullptr; }
+  // An extern program's call as LOOM_DEBUG=2 prints it (its plan and the
+  // alignment of the buffers `bufs` it would be given); "" for generated code.
+  virtual std::string describe(void **) const { return {}; }
 };
 
 struct KernelSource {

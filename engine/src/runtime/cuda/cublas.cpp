@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 
 #include "loom/error.h"
 #include "runtime/library.h"
@@ -60,6 +62,24 @@ class CublasProgram : public Program {
   CublasProgram(CublasGemm plan, const CublasApi &api, void *handle) : p_(std::move(plan)), api_(api), handle_(handle) {}
 
   const char *library() const override { return "cublas gemm"; }
+
+  // trans m n k, ld's, batch and outer calls, types, and each pointer's
+  // power-of-two alignment in bytes (tensor-core kernels want 16).
+  std::string describe(void **bufs) const override {
+    auto align = [](const void *p, int64_t offset_bytes) {
+      const auto v = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(offset_bytes);
+      return v == 0 ? 0 : static_cast<int>(v & (~v + 1));
+    };
+    int64_t calls = 1;
+    for (int64_t n : p_.outer) calls *= n;
+    char s[256];
+    std::snprintf(s, sizeof s, "%c%c m=%d n=%d k=%d ld=%d,%d,%d batch=%d calls=%lld types=%d,%d align=%d,%d,%d",
+                  p_.trans_a == kCublasOpT ? 'T' : 'N', p_.trans_b == kCublasOpT ? 'T' : 'N', p_.m, p_.n, p_.k, p_.lda,
+                  p_.ldb, p_.ldc, p_.batch, static_cast<long long>(calls), p_.in_type, p_.out_type,
+                  align(bufs[p_.a_slot], p_.a_offset * static_cast<int64_t>(p_.in_bytes)),
+                  align(bufs[p_.b_slot], p_.b_offset * static_cast<int64_t>(p_.in_bytes)), align(bufs[0], 0));
+    return s;
+  }
 
   void launch(void **bufs, int64_t, bool) const override {
     const float alpha = 1.0f, beta = 0.0f;  // compute type float32: float scalars
