@@ -14,7 +14,9 @@ namespace {
 // sum) over a block; C holds it between blocks. A column-major A is copied,
 // CT tiles at a time, to [tile][term][MR] (`ap`): read in place, a tile's
 // terms lie a column apart, each a page of its own once columns are long,
-// and half of each line they read waits for the next tile.
+// and half of each line they read waits for the next tile. The panel's rows
+// PF terms ahead are prefetched: L2's hardware prefetch alone leaves the
+// tile's loads waiting.
 constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GV loom_v$Wf
 #define LOOM_GLOAD loom_vload$Wf
@@ -23,7 +25,7 @@ constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GFOLD(x, y, acc) $FOLD
 #define LOOM_GSHUF LOOM_VSHUF$W
 void $NAME(void **bufs, int64_t start, int64_t end) {
-  enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV, CT = 8, PACK_A = $ARS == 1 && $ACS != 1 };
+  enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV, CT = 8, PF = 8, PACK_A = $ARS == 1 && $ACS != 1 };
   const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;
   const int64_t AK = PACK_A ? MR : $ACS;  // a tile's step from one term of k to the next
   float *restrict c_all = (float *)bufs[0];
@@ -106,6 +108,7 @@ $TRANSPOSE            }
             for (int64_t kk = k0; kk < k1; kk++) {
               LOOM_GV y[NV];
               for (int v = 0; v < NV; v++) y[v] = LOOM_GLOAD(bq + kk * NR + v * W);
+              for (int v = 0; v < NV; v++) __builtin_prefetch(bq + (kk + PF) * NR + v * W);
 #pragma GCC unroll 16
               for (int r = 0; r < MR; r++) {
                 const LOOM_GV x = LOOM_GSPLAT(ar[r][kk * AK]);
