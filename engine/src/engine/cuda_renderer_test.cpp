@@ -128,32 +128,43 @@ TEST(CudaRenderer, HalfMatmulsRunOnTensorCoresAndFloatOnesDoNot) {
     const engine::RenderedKernel k = only_kernel(a.matmul(b));
     EXPECT_NE(k.cuda_source.find(dt == DType::Float16 ? "loom_mma_f16(" : "loom_mma_bf16("), std::string::npos)
         << k.cuda_source;
-    EXPECT_EQ(k.cuda_blocks, 2);  // 64 x 32 tiles of the 37 x 45 result
-    EXPECT_EQ(k.cuda_threads, 128);
+    EXPECT_EQ(k.cuda_blocks, 1);  // one 128 x 128 tile holds the 37 x 45 result
+    EXPECT_EQ(k.cuda_threads, 256);
+    EXPECT_NE(k.cuda_source.find("__shared__"), std::string::npos) << k.cuda_source;
+    const Tensor wide = Tensor::randn({300, 70}).cast(dt).realize(), tall = Tensor::randn({70, 129}).cast(dt).realize();
+    EXPECT_EQ(only_kernel(wide.matmul(tall)).cuda_blocks, 3 * 2);
+    if (runtime::cuda::nvrtc_missing().empty())
+      for (const char *arch : {"sm_80", "sm_90"}) {
+        const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", arch);
+        EXPECT_TRUE(r.ok) << arch << ": " << r.log;
+      }
   }
   Tensor a = Tensor::randn({37, 70}).realize(), b = Tensor::randn({70, 45}).realize();
   EXPECT_EQ(only_kernel(a.matmul(b)).cuda_source.find("loom_mma"), std::string::npos);
 }
 
 // On every device, generated (under LOOM_DEVICE=CUDA_EMULATOR, the
-// tensor-core kernel) and extern (cuBLAS on CUDA): a half matmul is the
-// exact products of its operands' values summed, to the output dtype's
-// rounding.
+// tensor-core kernel: one tile, several with edges in m, n and k, operands
+// read along their terms and along their rows or columns) and extern
+// (cuBLAS on CUDA): a half matmul is the exact products of its operands'
+// values summed, to the output dtype's rounding.
 TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
   struct Case {
-    Shape a, b;
-    bool transpose_b;
+    Shape a, b;  // as made: transposed after where said
+    bool transpose_b, transpose_a = false;
   };
   for (bool ext : {false, true}) {
     testing::ExternGemm setting(ext);
     for (DType dt : {DType::Float16, DType::BFloat16})
-      for (const Case &c : {Case{{37, 70}, {70, 45}, false}, Case{{3, 20, 33}, {3, 17, 33}, true}}) {
+      for (const Case &c : {Case{{37, 70}, {70, 45}, false}, Case{{3, 20, 33}, {3, 17, 33}, true},
+                            Case{{130, 70}, {70, 260}, false}, Case{{2, 40, 129}, {2, 131, 40}, true, true}}) {
         Tensor a = Tensor::randn(c.a).cast(dt).realize(), b = Tensor::randn(c.b).cast(dt).realize();
         if (c.transpose_b) b = b.transpose(-1, -2);
+        if (c.transpose_a) a = a.transpose(-1, -2);
         const Tensor out = a.matmul(b);
         const HostTensor ha = a.contiguous().to_host(), hb = b.contiguous().to_host(), ho = out.to_host();
         const Shape s = out.shape();
-        const int64_t batch = s.size() == 3 ? s[0] : 1, m = s[s.size() - 2], n = s.back(), k = c.a.back();
+        const int64_t batch = s.size() == 3 ? s[0] : 1, m = s[s.size() - 2], n = s.back(), k = a.shape().back();
         const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
         for (int64_t z = 0; z < batch; z++)
           for (int64_t i = 0; i < m; i++)

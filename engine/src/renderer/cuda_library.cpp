@@ -1,8 +1,8 @@
 #include "renderer/cuda_library.h"
 
 #include "loom/error.h"
-#include "renderer/c_gemm.h"
 #include "renderer/c_library.h"
+#include "renderer/cuda_gemm.h"
 #include "schedule/gemm_shape.h"
 #include "uop/graph.h"
 
@@ -71,56 +71,6 @@ std::string render_sort(const codegen::KernelSpec &p, const SortLines &s, bool b
          "}\n#undef LOOM_BEFORE\n#undef LOOM_KEY\n#undef LOOM_RUN\n";
 }
 
-// C = A B of halves on tensor cores: each warp computes a 16 x 32 tile of C
-// with mma.m16n8k16 (float accumulators), a block of 4 warps a 64 x 32
-// tile, k in steps of 16; the fragments load straight from the operands'
-// strided views (PTX's fragment layout: lane = 4 groupID + t), zero past
-// the edges, so every m, n and k works. One block per tile and batch.
-std::string render_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
-  const std::string M = std::to_string(g.m), N = std::to_string(g.n), K = std::to_string(g.k);
-  const std::string mma = g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16";
-  const std::string store = g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "";
-  const std::string batch_a = batch_offset(g, g.a, "bz"), batch_b = batch_offset(g, g.b, "bz");
-  const auto s = [](int64_t v) { return std::to_string(v) + "LL"; };
-  std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
-  for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
-  return "extern \"C\" __global__ void __launch_bounds__(128) " + p.name + "(" + params + ") {\n"
-         "  const int64_t tiles_n = (" + N + " + 31) / 32, tiles_m = (" + M + " + 63) / 64;\n"
-         "  const int64_t bx = blockIdx.x % tiles_n, by = blockIdx.x / tiles_n % tiles_m, bz = blockIdx.x / (tiles_n * tiles_m);\n"
-         "  const int lane = threadIdx.x & 31, grp = lane >> 2, t = lane & 3;\n"
-         "  const int64_t row0 = by * 64 + (threadIdx.x >> 5) * 16, col0 = bx * 32;\n"
-         "  const uint16_t *a = data" + std::to_string(g.a.slot) + " + (" + batch_a + ");\n"
-         "  const uint16_t *b = data" + std::to_string(g.b.slot) + " + (" + batch_b + ");\n"
-         "#define LOOM_A(r, kk) ((r) < " + M + " && (kk) < " + K + " ? (uint32_t)a[(r) * " + s(g.a.row_stride) + " + (kk) * " +
-         s(g.a.col_stride) + "] : 0u)\n"
-         "#define LOOM_B(kk, c) ((kk) < " + K + " && (c) < " + N + " ? (uint32_t)b[(kk) * " + s(g.b.row_stride) + " + (c) * " +
-         s(g.b.col_stride) + "] : 0u)\n"
-         "  float acc[4][4] = {};\n"
-         "  for (int64_t k0 = 0; k0 < " + K + "; k0 += 16) {\n"
-         "    uint32_t fa[4];\n"
-         "    for (int r = 0; r < 4; r++) {  // a(2r), a(2r+1): rows grp (+8 for r odd), columns 2t, 2t+1 (+8 for r >= 2)\n"
-         "      const int64_t row = row0 + grp + 8 * (r & 1), kk = k0 + 2 * t + 8 * (r >> 1);\n"
-         "      fa[r] = LOOM_A(row, kk) | (LOOM_A(row, kk + 1) << 16);\n"
-         "    }\n"
-         "    for (int j = 0; j < 4; j++) {  // four 16 x 8 tiles of C\n"
-         "      uint32_t fb[2];\n"
-         "      for (int r = 0; r < 2; r++) {  // b(2r), b(2r+1): rows 2t, 2t+1 (+8 for r = 1), column grp\n"
-         "        const int64_t kk = k0 + 2 * t + 8 * r, col = col0 + 8 * j + grp;\n"
-         "        fb[r] = LOOM_B(kk, col) | (LOOM_B(kk + 1, col) << 16);\n"
-         "      }\n"
-         "      " + mma + "(acc[j], fa, fb);\n"
-         "    }\n"
-         "  }\n"
-         "#undef LOOM_A\n#undef LOOM_B\n"
-         "  for (int j = 0; j < 4; j++)\n"
-         "    for (int i = 0; i < 4; i++) {  // c(i): row grp (+8 for i >= 2), column 2t + (i & 1)\n"
-         "      const int64_t row = row0 + grp + 8 * (i >> 1), col = col0 + 8 * j + 2 * t + (i & 1);\n"
-         "      if (row < " + M + " && col < " + N + ") data0[bz * " + s(g.m * g.n) + " + row * " + N + " + col] = " + store +
-         "(acc[j][i]);\n"
-         "    }\n"
-         "}\n";
-}
-
 }  // namespace
 
 CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
@@ -133,8 +83,7 @@ CudaKernel render_cuda_library(const codegen::KernelSpec &p) {
   }
   const std::shared_ptr<const schedule::GemmShape> &g = p.gemm;
   LOOM_CHECK(g && g->in != DType::Float32, "unknown library kernel " + p.name);
-  const int64_t tiles = (g->m + 63) / 64 * ((g->n + 31) / 32) * shape::prod(g->batch);
-  return {render_gemm(p, *g), tiles, 128};
+  return {render_cuda_gemm(p, *g), cuda_gemm_blocks(*g), kCudaGemmThreads};
 }
 
 }  // namespace loom::renderer
