@@ -7,6 +7,7 @@
 
 #include "codegen/atomic_writes.h"
 #include "codegen/block.h"
+#include "codegen/gemm_gather.h"
 #include "codegen/merge_axes.h"
 #include "codegen/mul_add.h"
 #include "codegen/optimize.h"
@@ -97,11 +98,13 @@ KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::
 }
 
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32;
+  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && !g->a.view && !g->b.view;
 }
-// (An empty product, k = 0, stays lowered: its loops store the zeros.)
+// (An empty product, k = 0, stays lowered: its loops store the zeros.) The
+// template gathers a B, not an A.
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0;
+  return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0 &&
+         !g->a.view && (!g->b.view || gather_index(*g, true));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "codegen/gemm_gather.h"
 #include "codegen/pipeline.h"
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
@@ -111,6 +112,7 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
 // and a copy point's marker, both in order), no epilogue copying it.
 TEST(GemmSplit, AConvolutionsGemmWritesTheOutputAPoolReads) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::ExternGemm on(true);  // the windows packed (the template would gather them)
   Tensor x = Tensor::randn({2, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   const Tensor y = nn::max_pool2d(nn::conv2d(x, w, std::nullopt, 1, 1), 2);
   EXPECT_EQ(names(schedule::create_schedule({y.uop()})),
@@ -130,6 +132,7 @@ TEST(GemmSplit, SmallReductionsStayOneKernel) {
 
 TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::ExternGemm on(true);  // the windows packed (the template would gather them)
   Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   Tensor bias = Tensor::randn({64}).realize();
   const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, bias, 1, 1).uop()});
@@ -148,12 +151,57 @@ TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
             uop::base_of(w.uop())->arg_as<uop::BufferArg>().buffer);
 }
 
+// Where the GEMM runs as the C target's packed template (no extern GEMM), a
+// convolution's windows are no pack: the template gathers them from the
+// image into its panels, zero in the padding. The values are the plain
+// loops', and bit for bit those of the packed windows' GEMM, at stride 1
+// and 2, with and without padding.
+TEST(GemmSplit, TheTemplateGathersAConvolutionsWindowsWithoutAPack) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  if (!runtime::default_device().target().packed_gemm) GTEST_SKIP() << "no packed GEMM template on this device";
+  testing::ExternGemm off(false);
+  const int64_t n = 4, c = 24, h = 31, o = 64;
+  Tensor x = Tensor::randn({n, c, h, h}).realize(), w = Tensor::randn({o, c, 3, 3}).realize();
+  const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, std::nullopt, 1, 1).uop()});
+  ASSERT_EQ(names(s), std::vector<std::string>{"gemm_4_64_961_216"});
+  ASSERT_TRUE(s.items[0].gemm);
+  EXPECT_TRUE(s.items[0].gemm->b.view);
+  EXPECT_FALSE(s.items[0].gemm->a.view);
+  expect_close(float_values(nn::conv2d(x, w, std::nullopt, 1, 1)),
+               conv(float_values(x), float_values(w), n, c, h, o, 3, 1));
+  // Small images: the images join the GEMM's columns, (image, row, column).
+  Tensor small = Tensor::randn({8, 32, 7, 7}).realize(), ws = Tensor::randn({64, 32, 3, 3}).realize();
+  const schedule::Schedule merged = schedule::create_schedule({nn::conv2d(small, ws, std::nullopt, 1, 1).uop()});
+  ASSERT_EQ(names(merged), (std::vector<std::string>{"gemm_64_392_288", "E_8_64_7_7"}));
+  EXPECT_TRUE(merged.items[0].gemm->b.view);
+  // Gathered by runs of the image's rows, and element by element (the
+  // template's way where its views leave no runs).
+  for (bool runs : {true, false}) {
+    const bool runs_were = codegen::set_gather_runs(runs);
+    engine::clear_kernel_cache();
+    for (auto [image, weight] : {std::pair{x, w}, {small, ws}})
+      for (auto [stride, pad] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 0}, {2, 0}}) {
+        const std::vector<float> gathered = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
+        const bool was = schedule::set_gemm_gathers(false);
+        const std::vector<float> packed = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
+        schedule::set_gemm_gathers(was);
+        ASSERT_EQ(gathered.size(), packed.size());
+        for (size_t i = 0; i < packed.size(); i++)
+          ASSERT_EQ(gathered[i], packed[i]) << (runs ? "runs, " : "elements, ") << image.shape()[2] << " stride "
+                                            << stride << " pad " << pad << " at " << i;
+      }
+    codegen::set_gather_runs(runs_were);
+    engine::clear_kernel_cache();
+  }
+}
+
 // A convolution's weight gradient sums over the images and pixels: for a
 // library GEMM or the C target's packed template its windows' pack stores
 // them transposed, (taps, pixels), so that the pack's inner loop walks an
 // image row rather than 3 taps, and the GEMM reads that operand
-// column-major; GEMM code lowered as loops gets them row-major. The values
-// are the plain loops' either way.
+// column-major (the template gathers a B only along runs of its columns);
+// GEMM code lowered as loops gets them row-major. The values are the plain
+// loops' either way.
 TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   const int64_t n = 4, c = 8, h = 17, o = 16;
@@ -190,7 +238,10 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
     const std::string pack = transposed ? "pack_72_" + pixels : "pack_" + pixels + "_72";
     EXPECT_NE(std::find(names_.begin(), names_.end(), pack), names_.end()) << pack;
     for (auto &item : s.items)
-      if (item.gemm) EXPECT_EQ(item.gemm->b.row_stride == 1, transposed) << "B read column-major where it reads either way";
+      if (item.gemm) {
+        EXPECT_EQ(item.gemm->b.row_stride == 1, transposed) << "B read column-major where it reads either way";
+        EXPECT_FALSE(item.gemm->b.view) << "gathered, its rows running longer than its 3 columns";
+      }
     expect_close(float_values(dw), want);
   }
 }

@@ -1,6 +1,8 @@
 #include "renderer/c_gemm.h"
 
+#include "codegen/gemm_gather.h"
 #include "loom/error.h"
+#include "renderer/c_gemm_gather.h"
 #include "renderer/c_vector.h"
 
 namespace loom::renderer {
@@ -33,7 +35,8 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
   const float *restrict b_all = (const float *)bufs[$SB];
   float *restrict bp = (float *)aligned_alloc(64, (sizeof(float) * KC * NC + 63) / 64 * 64);
   float *restrict ap = PACK_A ? (float *)aligned_alloc(64, (sizeof(float) * KC * MR * CT + 63) / 64 * 64) : NULL;
-  if (!bp || (PACK_A && !ap)) abort();
+  float *restrict brow = $GATHER == 2 ? (float *)aligned_alloc(64, (sizeof(float) * (NC + NR) + 63) / 64 * 64) : NULL;
+  if (!bp || (PACK_A && !ap) || ($GATHER == 2 && !brow)) abort();
   for (int64_t item = start; item < end;) {
     const int64_t group = item / TILES, t0 = item % TILES;
     const int64_t t1 = t0 + (end - item) < TILES ? t0 + (end - item) : TILES;
@@ -45,7 +48,20 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
     const int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
       const int64_t kc = K - pc < KC ? K - pc : KC;
-      for (int64_t jr = 0; jr < nc; jr += NR) {
+      if ($GATHER == 2)  // B's rows gathered by runs along its innermost column axis, then copied to the panel
+        for (int64_t kk = 0; kk < kc; kk++) {
+          const int64_t k = pc + kk, ncp = (nc + NR - 1) / NR * NR;
+$RUNS          for (int64_t x = nc; x < ncp; x++) brow[x] = 0.0f;
+          for (int64_t x = 0; x < ncp; x += NR)
+            for (int v = 0; v < NV; v++) { LOOM_GV y = LOOM_GLOAD(brow + x + v * W); LOOM_GSTORE(bp + x * kc + kk * NR + v * W, y); }
+        }
+      if ($GATHER == 1)  // B read through its views: element (k, n) at $BINDEX where $BVALID, else zero
+        for (int64_t kk = 0; kk < kc; kk++)
+          for (int64_t x = 0, k = pc + kk; x < (nc + NR - 1) / NR * NR; x++) {
+            const int64_t n = jc + x;
+            bp[x / NR * NR * kc + kk * NR + x % NR] = x < nc && ($BVALID) ? b_all[$BINDEX] : 0.0f;
+          }
+      for (int64_t jr = 0; !$GATHER && jr < nc; jr += NR) {
         if ($BRS == 1 && $BCS != 1) {  // B column-major: W columns' runs of W terms transposed in registers
           for (int64_t x0 = 0; x0 < NR; x0 += W) {
             const int64_t kw = jr + x0 + W <= nc ? kc / W * W : 0;
@@ -129,6 +145,7 @@ $TRANSPOSE            }
   }
   free(bp);
   free(ap);
+  free(brow);
 }
 #undef LOOM_GV
 #undef LOOM_GLOAD
@@ -183,6 +200,13 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   std::string s = kTemplate;
   // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
   fill_placeholder(s, "$TRANSPOSE", transpose_block(t.lanes));  // before $BCS, which it holds
+  const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true);
+  LOOM_CHECK(!g.a.view && (gather || !g.b.view), "a gathered operand the GEMM template cannot read: " + p.name);
+  const std::optional<codegen::GatherRuns> runs = gather ? codegen::gather_runs(g) : std::nullopt;
+  fill_placeholder(s, "$RUNS", runs ? runs_c(*runs, g) : "");
+  fill_placeholder(s, "$GATHER", runs ? "2" : gather ? "1" : "0");
+  fill_placeholder(s, "$BINDEX", gather ? gather_c(gather->flat, g) : "0");
+  fill_placeholder(s, "$BVALID", gather ? gather_c(gather->valid, g) : "0");
   fill_placeholder(s, "$NAME", p.name);
   fill_placeholder(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
   fill_placeholder(s, "$MR", std::to_string(t.rows));
@@ -200,7 +224,7 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   fill_placeholder(s, "$SA", std::to_string(g.a.slot));
   fill_placeholder(s, "$SB", std::to_string(g.b.slot));
   fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
-  fill_placeholder(s, "$BOFF", batch_offset(g, g.b, "bz"));
+  fill_placeholder(s, "$BOFF", gather ? "0" : batch_offset(g, g.b, "bz"));
   fill_placeholder(s, "$ARS", n(g.a.row_stride));
   fill_placeholder(s, "$ACS", n(g.a.col_stride));
   fill_placeholder(s, "$BRS", n(g.b.row_stride));

@@ -25,10 +25,12 @@ namespace {
 
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
+constexpr int64_t kMinGatherRun = 4;  // a gathered B's shortest run of consecutive columns
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 // The engine's setting where it sets none: the CPU's generated GEMMs are the C
 // target's packed template (codegen/gemm_tiles.h), which reads either way.
 std::atomic<bool> g_transposed_packs{knobs::extern_gemm() || knobs::device() == "CPU"};
+std::atomic<bool> g_gathers{!knobs::extern_gemm() && knobs::device() == "CPU"};
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the
@@ -259,7 +261,8 @@ struct GemmTarget {
 
 // An operand's view in the GEMM: its own view when that is already a
 // strided matrix (unit stride along rows or columns) of another buffer than
-// the output, else a pack kernel's row-major scratch buffer.
+// the output or, for a float32 B where the GEMM gathers (set_gemm_gathers),
+// any view of such a buffer; else a pack kernel's row-major scratch buffer.
 UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::vector<bool> &reads, bool is_a) {
   const Shape &s = t.s;
   const std::optional<DType> &half = t.half;
@@ -285,6 +288,11 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
       if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
         return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
     }
+    // Gathered by runs along its columns: where those run longer than its
+    // rows, and 4 at least (a weight gradient's 3 taps pack).
+    if (!is_a && !half && g_gathers.load() && contiguous_run(st, s, l.cols) >= kMinGatherRun &&
+        contiguous_run(st, s, l.cols) >= contiguous_run(st, s, l.rows))
+      return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
   // The pack stores the operand's axes unmerged (its read stays one view
   // where the operand's is), in the order of the matrices it makes, or of
@@ -420,13 +428,20 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
     st.views[0] = *v1;
     base = base->src[0]->src[0];
   }
-  if (base->op != Op::DefineGlobal || base->dtype != in) return std::nullopt;
-  if (!st.single_plain() || st.shape() != g) return std::nullopt;
-  const shape::View &view = st.views[0];
-  if (view.strides[unused] != 0 && g[unused] != 1) return std::nullopt;
+  if (base->op != Op::DefineGlobal || base->dtype != in || st.shape() != g) return std::nullopt;
   GemmOperand o;
   o.slot = base->arg_as<int64_t>();
   if (o.slot == 0) return std::nullopt;
+  if (!st.single_plain()) {  // B gathered through its views, not depending on m
+    const shape::View &top = st.views.back();
+    if (!g_gathers.load() || in != DType::Float32 || unused != row - 1 || (top.strides[unused] != 0 && g[unused] != 1) ||
+        (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
+      return std::nullopt;
+    o.view = std::make_shared<const ShapeTracker>(st);
+    return o;
+  }
+  const shape::View &view = st.views[0];
+  if (view.strides[unused] != 0 && g[unused] != 1) return std::nullopt;
   o.offset = view.offset;
   o.batch_strides.assign(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(g.size() - 3));
   o.row_stride = view.strides[row];
@@ -481,14 +496,22 @@ int64_t set_gemm_min_macs(int64_t macs) {
 }
 int64_t gemm_min_macs() { return g_min_macs.load(); }
 
-bool set_gemm_packs_transposed(bool on) {
-  const bool was = g_transposed_packs.exchange(on);
+namespace {
+
+// A setting the splits depend on: a change drops the splits made before.
+bool set_split_setting(std::atomic<bool> &setting, bool on) {
+  const bool was = setting.exchange(on);
   if (was != on) {
     memo().clear();
     clear_schedule_cache();  // its templates hold split kernels
   }
   return was;
 }
+
+}  // namespace
+
+bool set_gemm_packs_transposed(bool on) { return set_split_setting(g_transposed_packs, on); }
+bool set_gemm_gathers(bool on) { return set_split_setting(g_gathers, on); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits

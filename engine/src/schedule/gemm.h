@@ -6,7 +6,8 @@
 // over the windows the movement ops build). split_gemms cuts each such kernel
 // doing at least gemm_min_macs() multiply-adds into
 //   - a pack kernel per operand that is not already a strided matrix (a
-//     convolution's windows, a fused prologue, a gradient read transposed):
+//     convolution's windows, a fused prologue, a gradient read transposed)
+//     unless the GEMM gathers it (set_gemm_gathers):
 //     its values in a row-major scratch buffer, or a column-major one where
 //     the GEMMs read either way and the buffer it reads runs longer so
 //     (set_gemm_packs_transposed),
@@ -47,5 +48,13 @@ int64_t gemm_min_macs();
 // device's target (default: LOOM_EXTERN, or the CPU device). Returns the
 // previous value.
 bool set_gemm_packs_transposed(bool on);
+
+// Whether a float32 GEMM's B that is a view of a buffer but not a strided
+// matrix (a convolution's windows) is read through its view by the GEMM
+// (GemmOperand::view) instead of packed first: where the GEMM runs as the C
+// target's packed template, which gathers it into its panels. The engine
+// sets it where no extern GEMM is asked for on such a device (default: the
+// CPU device without LOOM_EXTERN). Returns the previous value.
+bool set_gemm_gathers(bool on);
 
 }  // namespace loom::schedule

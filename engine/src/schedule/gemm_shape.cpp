@@ -6,7 +6,7 @@
 namespace loom::schedule {
 
 std::optional<BlasMatrix> blas_matrix(const GemmOperand &o, int64_t rows, int64_t cols) {
-  if (o.row_stride < 0 || o.col_stride < 0 || o.offset < 0) return std::nullopt;
+  if (o.view || o.row_stride < 0 || o.col_stride < 0 || o.offset < 0) return std::nullopt;
   BlasMatrix m;
   int64_t lead = 0;
   if (o.col_stride == 1 && (rows == 1 || o.row_stride >= cols)) {

@@ -3,20 +3,27 @@
 // and the devices' extern GEMMs read instead of matching the AST again.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "loom/dtype.h"
+#include "shape/shape_tracker.h"
 
 namespace loom::schedule {
 
 // One operand of a canonical GEMM: element strides of its buffer (slot) for
 // each batch axis and for its rows and columns (A: rows x, columns k;
 // B: rows k, columns y). A batch stride of 0 broadcasts the operand.
+// A gathered operand (`view` set) is read through that tracker over the
+// GEMM's shape [batch..., m, k, n], zero where it is masked (a
+// convolution's windows read in place: set_gemm_gathers); its strides are
+// unused, and no BLAS reads it.
 struct GemmOperand {
   int64_t slot = 0, offset = 0;
   std::vector<int64_t> batch_strides;
   int64_t row_stride = 0, col_stride = 0;
+  std::shared_ptr<const shape::ShapeTracker> view;
 };
 
 // The canonical GEMM kernel: C (slot 0, row-major [batch..., m, n]) =
@@ -36,7 +43,8 @@ struct GemmShape {
 // stored when its columns are unit-stride, through its transpose when its
 // rows are, with the other stride as the leading dimension. nullopt when
 // neither is unit-stride, a stride or the offset is negative, or the leading
-// dimension is under the stored matrix's width or past 2^31 - 1.
+// dimension is under the stored matrix's width or past 2^31 - 1, or the
+// operand is gathered.
 struct BlasMatrix {
   bool transposed = false;
   int ld = 1;

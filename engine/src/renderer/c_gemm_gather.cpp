@@ -1,0 +1,116 @@
+#include "renderer/c_gemm_gather.h"
+
+#include "loom/error.h"
+
+namespace loom::renderer {
+
+using uop::Op;
+using uop::UOpRef;
+
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v) + "LL"; }
+
+// Batch axis d's coordinate in item group bz (the batch flattened row-major).
+std::string batch_coord(const schedule::GemmShape &g, size_t d) {
+  int64_t inner = 1;
+  for (size_t e = d + 1; e < g.batch.size(); e++) inner *= g.batch[e];
+  return "(bz / " + num(inner) + " % " + num(g.batch[d]) + ")";
+}
+
+}  // namespace
+
+// A gathered operand's index arithmetic (codegen/gemm_gather.h) in C: its
+// leaves are k, n and the batch coordinates of item group bz.
+std::string gather_c(const UOpRef &u, const schedule::GemmShape &g) {
+  auto op = [&](size_t i) { return gather_c(u->src[i], g); };
+  auto infix = [&](const char *s) { return "(" + op(0) + " " + s + " " + op(1) + ")"; };
+  switch (u->op) {
+    case Op::Const: return u->dtype == DType::Bool ? std::to_string(u->arg_as<int64_t>()) : num(u->arg_as<int64_t>());
+    case Op::Range: {
+      const int64_t leaf = u->arg_as<int64_t>();
+      if (leaf == codegen::kGatherRow) return "k";
+      if (leaf == codegen::kGatherCol) return "n";
+      if (leaf == codegen::kGatherFlatBatch) return "F";
+      if (leaf >= codegen::kGatherColAxis) return "N" + std::to_string(leaf - codegen::kGatherColAxis);
+      if (leaf >= codegen::kGatherRowAxis) return "K" + std::to_string(leaf - codegen::kGatherRowAxis);
+      return batch_coord(g, static_cast<size_t>(leaf - codegen::kGatherBatch));
+    }
+    case Op::Add: return infix("+");
+    case Op::Sub: return infix("-");
+    case Op::Mul: return infix("*");
+    case Op::IDiv: return infix("/");
+    case Op::Mod: return infix("%");
+    case Op::CmpLt: return infix("<");
+    case Op::CmpLe: return infix("<=");
+    case Op::CmpEq: return infix("==");
+    case Op::CmpNe: return infix("!=");
+    case Op::And: return infix("&");
+    case Op::Or: return infix("|");
+    case Op::Xor: return infix("^");
+    case Op::Neg: return "(-" + op(0) + ")";
+    case Op::Not: return "(!" + op(0) + ")";
+    case Op::Max: return "(" + op(0) + " > " + op(1) + " ? " + op(0) + " : " + op(1) + ")";
+    case Op::Min: return "(" + op(0) + " < " + op(1) + " ? " + op(0) + " : " + op(1) + ")";
+    case Op::Where: return "(" + op(0) + " ? " + op(1) + " : " + op(2) + ")";
+    default: throw InternalError("a gathered GEMM operand's index holds " + std::string(uop::op_name(u->op)));
+  }
+}
+
+// The body of $GATHER == 2 for row k of B (codegen::GatherRuns): its
+// coordinates, its columns' bounds, then the panel's columns [jc, jc + nc)
+// walked run by run into brow, zero where invalid.
+std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
+  const std::string ind(10, ' ');
+  std::string flat_batch = "0";
+  for (size_t i = 0, mult = 1; i < r.batch_dims.size(); i++) {
+    const auto d = static_cast<size_t>(r.batch_dims[r.batch_dims.size() - 1 - i]);
+    flat_batch += " + " + batch_coord(g, d) + " * " + num(static_cast<int64_t>(mult));
+    mult *= static_cast<size_t>(g.batch[d]);
+  }
+  std::string s = ind + "const int64_t F = " + flat_batch + ";\n";
+  for (size_t i = 0, inner = 1; i < r.row_sizes.size(); i++) {
+    const size_t d = r.row_sizes.size() - 1 - i;
+    s += ind + "const int64_t K" + std::to_string(d) + " = k / " + num(static_cast<int64_t>(inner)) + " % " +
+         num(r.row_sizes[d]) + ";\n";
+    inner *= static_cast<size_t>(r.row_sizes[d]);
+  }
+  s += ind + "const int row_ok = " + gather_c(r.row_valid, g) + ";\n";
+  const size_t p = r.col_sizes.size(), last = p - 1;
+  std::string outer_ok = "row_ok";
+  for (size_t j = 0, inner = 1; j < p; j++) {
+    const size_t d = p - 1 - j;
+    const std::string n = std::to_string(d), size = num(r.col_sizes[d]);
+    s += ind + "int64_t N" + n + " = jc / " + num(static_cast<int64_t>(inner)) + " % " + size + ", lo" + n + " = 0, hi" +
+         n + " = " + size + ";\n";
+    inner *= static_cast<size_t>(r.col_sizes[d]);
+    for (const UOpRef &b : r.lower[d]) {
+      const std::string e = gather_c(b, g);
+      s += ind + "if (lo" + n + " < " + e + ") lo" + n + " = " + e + ";\n";
+    }
+    for (const UOpRef &b : r.upper[d]) {
+      const std::string e = gather_c(b, g);
+      s += ind + "if (hi" + n + " > " + e + ") hi" + n + " = " + e + ";\n";
+    }
+    if (d != last) outer_ok += " && lo" + n + " <= N" + n + " && N" + n + " < hi" + n;
+  }
+  const std::string nl = "N" + std::to_string(last), sl = num(r.col_sizes[last]), l = std::to_string(last);
+  s += ind + "for (int64_t x = 0; x < nc;) {\n";
+  s += ind + "  const int64_t run = " + sl + " - " + nl + " < nc - x ? " + sl + " - " + nl + " : nc - x;\n";
+  s += ind + "  int64_t a = lo" + l + " - " + nl + ", z = hi" + l + " - " + nl + ";\n";
+  s += ind + "  a = a < 0 ? 0 : a > run ? run : a;\n";
+  s += ind + "  z = !(" + outer_ok + ") || z < a ? a : z > run ? run : z;\n";
+  s += ind + "  const float *src = b_all + (" + gather_c(r.flat, g) + ");\n";
+  s += ind + "  for (int64_t i = 0; i < a; i++) brow[x + i] = 0.0f;\n";
+  s += ind + "  for (int64_t i = a; i < z; i++) brow[x + i] = src[i * " + num(r.step) + "];\n";
+  s += ind + "  for (int64_t i = z; i < run; i++) brow[x + i] = 0.0f;\n";
+  s += ind + "  x += run;\n";
+  s += ind + "  " + nl + " = 0;\n";
+  std::string carry;
+  for (size_t j = 0; j < last; j++)  // the outer coordinates step once a run ends, the innermost first
+    carry = "if (++N" + std::to_string(j) + " == " + num(r.col_sizes[j]) + ") { N" + std::to_string(j) + " = 0; " + carry + "}";
+  if (!carry.empty()) s += ind + "  " + carry + "\n";
+  return s + ind + "}\n";
+}
+
+}  // namespace loom::renderer
