@@ -67,7 +67,7 @@ bool holds_any(const uop::UOp *term, const std::vector<UOpRef> &leaves) {
 }
 
 // The affine expression's value without the term of `skip` (null: none);
-// nullopt where another term holds one of the column leaves `cols`.
+// nullopt where another term holds one of the run axes' leaves `cols`.
 std::optional<UOpRef> rebuild(const Affine &a, const uop::UOp *skip, const std::vector<UOpRef> &cols) {
   UOpRef e = UOp::const_int(a.constant);
   for (auto &[term, c] : a.terms) {
@@ -125,64 +125,67 @@ bool split_axes(const schedule::GemmShape &g, const shape::ShapeTracker &st, Gat
   sizes(0, i, r.batch_sizes, r.batch_at);
   sizes(i, cols, r.row_sizes, r.row_at);
   sizes(cols, axes.size(), r.col_sizes, r.col_at);
-  return shape::prod(r.col_sizes) == g.n && shape::prod(r.row_sizes) == g.k && shape::prod(r.batch_sizes) == read &&
-         !r.col_sizes.empty();
+  return shape::prod(r.col_sizes) == g.n && shape::prod(r.row_sizes) == g.k && shape::prod(r.batch_sizes) == read;
 }
 
 }  // namespace
 
 bool set_gather_runs(bool on) { return g_runs.exchange(on); }
 
-std::optional<GatherRuns> gather_runs(const schedule::GemmShape &g) {
+std::optional<GatherRuns> gather_runs(const schedule::GemmShape &g, bool along_rows) {
   if (!g.b.view || !g_runs.load()) return std::nullopt;
   GatherRuns r;
-  if (!split_axes(g, *g.b.view, r)) return std::nullopt;
+  r.along_rows = along_rows;
+  if (!split_axes(g, *g.b.view, r) || (along_rows ? r.row_sizes : r.col_sizes).empty()) return std::nullopt;
   shape::ShapeTracker below = *g.b.view;
   below.views.erase(below.views.end() - 1);
   std::vector<UOpRef> idx(below.shape().size(), UOp::const_int(0));  // size-1 axes: 0
   const std::vector<UOpRef> batch = unravel(leaf(shape::prod(r.batch_sizes), kGatherFlatBatch), r.batch_sizes);
   for (size_t i = 0; i < batch.size(); i++) idx[r.batch_at[i]] = batch[i];
-  for (size_t i = 0; i < r.row_sizes.size(); i++)
-    idx[r.row_at[i]] = leaf(r.row_sizes[i], kGatherRowAxis + static_cast<int64_t>(i));
-  std::vector<UOpRef> cols;
+  std::vector<UOpRef> rows, cols;
+  for (size_t i = 0; i < r.row_sizes.size(); i++) {
+    rows.push_back(leaf(r.row_sizes[i], kGatherRowAxis + static_cast<int64_t>(i)));
+    idx[r.row_at[i]] = rows.back();
+  }
   for (size_t j = 0; j < r.col_sizes.size(); j++) {
     cols.push_back(leaf(r.col_sizes[j], kGatherColAxis + static_cast<int64_t>(j)));
     idx[r.col_at[j]] = cols.back();
   }
+  const std::vector<UOpRef> &run = along_rows ? rows : cols;  // the axes the runs walk
   auto [flat, valid] = view_index(below, idx);
-  const Affine fa = affine(flat);  // column axes: leaves with a stride each, in no other term
+  const Affine fa = affine(flat);  // the run axes: leaves with a stride each, in no other term
   for (auto &[term, c] : fa.terms)
-    if (std::find(cols.begin(), cols.end(), UOpRef(term->shared_from_this())) == cols.end() && holds_any(term, cols))
+    if (std::find(run.begin(), run.end(), UOpRef(term->shared_from_this())) == run.end() && holds_any(term, run))
       return std::nullopt;
   r.flat = flat;
-  const auto inner = fa.terms.find(cols.back().get());
+  const auto inner = fa.terms.find(run.back().get());
   r.step = inner == fa.terms.end() ? 0 : inner->second;
-  r.row_valid = UOp::const_int(1, DType::Bool);
-  r.lower.resize(cols.size());
-  r.upper.resize(cols.size());
+  r.fixed_valid = UOp::const_int(1, DType::Bool);
+  r.lower.resize(run.size());
+  r.upper.resize(run.size());
   std::vector<UOpRef> conds;
   conjuncts(valid, conds);
   for (const UOpRef &c : conds) {
     if (c->op == Op::Const) {
-      if (c->arg_as<int64_t>() == 0) r.row_valid = c;
+      if (c->arg_as<int64_t>() == 0) r.fixed_valid = c;
       continue;
     }
     if (c->op != Op::CmpLt) return std::nullopt;
     const Affine d = affine(uop::simplify(c->src[1] + c->src[0] * -1));  // the condition: d > 0
-    size_t axis = cols.size();
-    for (size_t j = 0; j < cols.size(); j++)
-      if (d.terms.count(cols[j].get())) {
-        if (axis != cols.size()) return std::nullopt;  // two column axes in one bound
+    size_t axis = run.size();
+    for (size_t j = 0; j < run.size(); j++)
+      if (d.terms.count(run[j].get())) {
+        if (axis != run.size()) return std::nullopt;  // two run axes in one bound
         axis = j;
       }
-    const std::optional<UOpRef> rest = rebuild(d, axis < cols.size() ? cols[axis].get() : nullptr, cols);
+    const std::optional<UOpRef> rest = rebuild(d, axis < run.size() ? run[axis].get() : nullptr, run);
     if (!rest) return std::nullopt;
-    if (axis == cols.size()) {
-      r.row_valid = uop::alu(Op::And, r.row_valid, uop::alu(Op::CmpLt, UOp::const_int(0), *rest));
+    if (axis == run.size()) {
+      r.fixed_valid = uop::alu(Op::And, r.fixed_valid, uop::alu(Op::CmpLt, UOp::const_int(0), *rest));
       continue;
     }
     // c N + rest > 0: N >= floor(-rest / c) + 1 (c > 0), N < ceil(rest / -c) (c < 0)
-    const int64_t coef = d.terms.at(cols[axis].get());
+    const int64_t coef = d.terms.at(run[axis].get());
     if (coef > 0) {
       r.lower[axis].push_back(uop::simplify(coef == 1 ? *rest * -1 + 1 : floor_div(*rest * -1, coef) + 1));
     } else {

@@ -26,6 +26,8 @@ constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(LOOM_GV))
 #define LOOM_GFOLD(x, y, acc) $FOLD
 #define LOOM_GSHUF LOOM_VSHUF$W
+#define LOOM_BCOL(x) $BCOL  /* column x of the panel, term pc: a column-major B, or gathered (3) */
+#define LOOM_BCS $BCOLSTRIDE
 void $NAME(void **bufs, int64_t start, int64_t end) {
   enum { MR = $MR, NV = $NV, W = $W, NR = $W * $NV, CT = 8, PF = 8, PACK_A = $ARS == 1 && $ACS != 1 };
   const int64_t M = $M, N = $N, K = $K, KC = $KC, NC = $NC, P = $P, TILES = $TILES, PANELS = $PANELS;
@@ -35,8 +37,9 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
   const float *restrict b_all = (const float *)bufs[$SB];
   float *restrict bp = (float *)aligned_alloc(64, (sizeof(float) * KC * NC + 63) / 64 * 64);
   float *restrict ap = PACK_A ? (float *)aligned_alloc(64, (sizeof(float) * KC * MR * CT + 63) / 64 * 64) : NULL;
-  float *restrict brow = $GATHER == 2 ? (float *)aligned_alloc(64, (sizeof(float) * (NC + NR) + 63) / 64 * 64) : NULL;
-  if (!bp || (PACK_A && !ap) || ($GATHER == 2 && !brow)) abort();
+  // A gathered B's row (2) or its panel's columns (3) before they go to the panel
+  float *restrict bg = $GATHER >= 2 ? (float *)aligned_alloc(64, (sizeof(float) * (NC + NR) * ($GATHER == 3 ? KC : 1) + 63) / 64 * 64) : NULL;
+  if (!bp || (PACK_A && !ap) || ($GATHER >= 2 && !bg)) abort();
   for (int64_t item = start; item < end;) {
     const int64_t group = item / TILES, t0 = item % TILES;
     const int64_t t1 = t0 + (end - item) < TILES ? t0 + (end - item) : TILES;
@@ -51,26 +54,30 @@ void $NAME(void **bufs, int64_t start, int64_t end) {
       if ($GATHER == 2)  // B's rows gathered by runs along its innermost column axis, then copied to the panel
         for (int64_t kk = 0; kk < kc; kk++) {
           const int64_t k = pc + kk, ncp = (nc + NR - 1) / NR * NR;
-$RUNS          for (int64_t x = nc; x < ncp; x++) brow[x] = 0.0f;
+$ROW_RUNS          for (int64_t x = nc; x < ncp; x++) bg[x] = 0.0f;
           for (int64_t x = 0; x < ncp; x += NR)
-            for (int v = 0; v < NV; v++) { LOOM_GV y = LOOM_GLOAD(brow + x + v * W); LOOM_GSTORE(bp + x * kc + kk * NR + v * W, y); }
+            for (int v = 0; v < NV; v++) { LOOM_GV y = LOOM_GLOAD(bg + x + v * W); LOOM_GSTORE(bp + x * kc + kk * NR + v * W, y); }
         }
+      if ($GATHER == 3)  // B's columns gathered by runs along its innermost row axis, [column][term], then transposed
+        for (int64_t x = 0; x < nc; x++) {
+          const int64_t n = jc + x;
+$COLUMN_RUNS        }
       if ($GATHER == 1)  // B read through its views: element (k, n) at $BINDEX where $BVALID, else zero
         for (int64_t kk = 0; kk < kc; kk++)
           for (int64_t x = 0, k = pc + kk; x < (nc + NR - 1) / NR * NR; x++) {
             const int64_t n = jc + x;
             bp[x / NR * NR * kc + kk * NR + x % NR] = x < nc && ($BVALID) ? b_all[$BINDEX] : 0.0f;
           }
-      for (int64_t jr = 0; !$GATHER && jr < nc; jr += NR) {
-        if ($BRS == 1 && $BCS != 1) {  // B column-major: W columns' runs of W terms transposed in registers
+      for (int64_t jr = 0; ($GATHER == 0 || $GATHER == 3) && jr < nc; jr += NR) {
+        if (($BRS == 1 && $BCS != 1) || $GATHER == 3) {  // B column-major: W columns' runs of W terms transposed in registers
           for (int64_t x0 = 0; x0 < NR; x0 += W) {
             const int64_t kw = jr + x0 + W <= nc ? kc / W * W : 0;
             for (int64_t k0 = 0; k0 < kw; k0 += W) {
-              const float *src = b + pc + k0 + (jc + jr + x0) * $BCS;
+              const float *src = LOOM_BCOL(jr + x0) + k0;
               float *dst = bp + jr * kc + k0 * NR + x0;
 $TRANSPOSE            }
             for (int64_t x = x0; x < x0 + W; x++) {  // the terms past the whole blocks; columns past n
-              const float *src = b + pc + (jc + jr + x) * $BCS;
+              const float *src = LOOM_BCOL(jr + x);
               for (int64_t kk = kw; kk < kc; kk++) bp[jr * kc + kk * NR + x] = jr + x < nc ? src[kk] : 0.0f;
             }
           }
@@ -145,7 +152,7 @@ $TRANSPOSE            }
   }
   free(bp);
   free(ap);
-  free(brow);
+  free(bg);
 }
 #undef LOOM_GV
 #undef LOOM_GLOAD
@@ -153,16 +160,18 @@ $TRANSPOSE            }
 #undef LOOM_GSTORE
 #undef LOOM_GFOLD
 #undef LOOM_GSHUF
+#undef LOOM_BCOL
+#undef LOOM_BCS
 )";
 
-// Loads W columns' W consecutive terms (src, column stride $BCS), transposes
+// Loads W columns' W consecutive terms (src, column stride LOOM_BCS), transposes
 // them in registers (log2 W stages, each swapping bit h of the row index with
 // bit h of the lane), and stores W rows of W columns (dst, row stride NR).
 std::string transpose_block(int64_t w) {
   const std::string ind(14, ' ');
   auto v = [](int64_t i) { return "v" + std::to_string(i); };
   std::string s;
-  for (int64_t c = 0; c < w; c++) s += ind + "LOOM_GV " + v(c) + " = LOOM_GLOAD(src + " + std::to_string(c) + " * $BCS);\n";
+  for (int64_t c = 0; c < w; c++) s += ind + "LOOM_GV " + v(c) + " = LOOM_GLOAD(src + " + std::to_string(c) + " * LOOM_BCS);\n";
   for (int64_t h = w / 2; h >= 1; h /= 2)
     for (int64_t i = 0; i < w; i++) {
       if (i & h) continue;
@@ -199,12 +208,18 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   const std::string w = std::to_string(t.lanes);
   std::string s = kTemplate;
   // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
-  fill_placeholder(s, "$TRANSPOSE", transpose_block(t.lanes));  // before $BCS, which it holds
+  fill_placeholder(s, "$TRANSPOSE", transpose_block(t.lanes));
   const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true);
   LOOM_CHECK(!g.a.view && (gather || !g.b.view), "a gathered operand the GEMM template cannot read: " + p.name);
-  const std::optional<codegen::GatherRuns> runs = gather ? codegen::gather_runs(g) : std::nullopt;
-  fill_placeholder(s, "$RUNS", runs ? runs_c(*runs, g) : "");
-  fill_placeholder(s, "$GATHER", runs ? "2" : gather ? "1" : "0");
+  // Runs along the longer of the columns' and the rows' innermost axes.
+  std::optional<codegen::GatherRuns> runs = gather ? codegen::gather_runs(g, false) : std::nullopt;
+  if (const auto down = gather ? codegen::gather_runs(g, true) : std::nullopt)
+    if (!runs || down->run_size() > runs->run_size()) runs = down;
+  fill_placeholder(s, "$ROW_RUNS", runs && !runs->along_rows ? runs_c(*runs, g) : "");
+  fill_placeholder(s, "$COLUMN_RUNS", runs && runs->along_rows ? runs_c(*runs, g) : "");
+  fill_placeholder(s, "$GATHER", runs ? (runs->along_rows ? "3" : "2") : gather ? "1" : "0");
+  fill_placeholder(s, "$BCOLSTRIDE", runs && runs->along_rows ? "kc" : "$BCS");
+  fill_placeholder(s, "$BCOL", runs && runs->along_rows ? "(bg + (x) * kc)" : "(b + pc + (jc + (x)) * $BCS)");
   fill_placeholder(s, "$BINDEX", gather ? gather_c(gather->flat, g) : "0");
   fill_placeholder(s, "$BVALID", gather ? gather_c(gather->valid, g) : "0");
   fill_placeholder(s, "$NAME", p.name);

@@ -57,11 +57,14 @@ std::string gather_c(const UOpRef &u, const schedule::GemmShape &g) {
   }
 }
 
-// The body of $GATHER == 2 for row k of B (codegen::GatherRuns): its
-// coordinates, its columns' bounds, then the panel's columns [jc, jc + nc)
-// walked run by run into brow, zero where invalid.
+// The statements that fill B's row k (columns [jc, jc + nc) into bg[y]) or
+// column n (rows [pc, pc + kc) into bg[x * kc + y]), run by run.
 std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
   const std::string ind(10, ' ');
+  const bool rows = r.along_rows;
+  const Shape &fixed = rows ? r.col_sizes : r.row_sizes, &run = rows ? r.row_sizes : r.col_sizes;
+  const std::string fixed_name = rows ? "N" : "K", run_name = rows ? "K" : "N", fixed_index = rows ? "n" : "k";
+  const std::string start = rows ? "pc" : "jc", count = rows ? "kc" : "nc", dst = rows ? "bg[x * kc + y + i]" : "bg[y + i]";
   std::string flat_batch = "0";
   for (size_t i = 0, mult = 1; i < r.batch_dims.size(); i++) {
     const auto d = static_cast<size_t>(r.batch_dims[r.batch_dims.size() - 1 - i]);
@@ -69,21 +72,21 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
     mult *= static_cast<size_t>(g.batch[d]);
   }
   std::string s = ind + "const int64_t F = " + flat_batch + ";\n";
-  for (size_t i = 0, inner = 1; i < r.row_sizes.size(); i++) {
-    const size_t d = r.row_sizes.size() - 1 - i;
-    s += ind + "const int64_t K" + std::to_string(d) + " = k / " + num(static_cast<int64_t>(inner)) + " % " +
-         num(r.row_sizes[d]) + ";\n";
-    inner *= static_cast<size_t>(r.row_sizes[d]);
+  for (size_t i = 0, inner = 1; i < fixed.size(); i++) {
+    const size_t d = fixed.size() - 1 - i;
+    s += ind + "const int64_t " + fixed_name + std::to_string(d) + " = " + fixed_index + " / " +
+         num(static_cast<int64_t>(inner)) + " % " + num(fixed[d]) + ";\n";
+    inner *= static_cast<size_t>(fixed[d]);
   }
-  s += ind + "const int row_ok = " + gather_c(r.row_valid, g) + ";\n";
-  const size_t p = r.col_sizes.size(), last = p - 1;
-  std::string outer_ok = "row_ok";
+  s += ind + "const int fixed_ok = " + gather_c(r.fixed_valid, g) + ";\n";
+  const size_t p = run.size(), last = p - 1;
+  std::string outer_ok = "fixed_ok";
   for (size_t j = 0, inner = 1; j < p; j++) {
     const size_t d = p - 1 - j;
-    const std::string n = std::to_string(d), size = num(r.col_sizes[d]);
-    s += ind + "int64_t N" + n + " = jc / " + num(static_cast<int64_t>(inner)) + " % " + size + ", lo" + n + " = 0, hi" +
-         n + " = " + size + ";\n";
-    inner *= static_cast<size_t>(r.col_sizes[d]);
+    const std::string v = run_name + std::to_string(d), n = std::to_string(d), size = num(run[d]);
+    s += ind + "int64_t " + v + " = " + start + " / " + num(static_cast<int64_t>(inner)) + " % " + size + ", lo" + n +
+         " = 0, hi" + n + " = " + size + ";\n";
+    inner *= static_cast<size_t>(run[d]);
     for (const UOpRef &b : r.lower[d]) {
       const std::string e = gather_c(b, g);
       s += ind + "if (lo" + n + " < " + e + ") lo" + n + " = " + e + ";\n";
@@ -92,23 +95,25 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
       const std::string e = gather_c(b, g);
       s += ind + "if (hi" + n + " > " + e + ") hi" + n + " = " + e + ";\n";
     }
-    if (d != last) outer_ok += " && lo" + n + " <= N" + n + " && N" + n + " < hi" + n;
+    if (d != last) outer_ok += " && lo" + n + " <= " + v + " && " + v + " < hi" + n;
   }
-  const std::string nl = "N" + std::to_string(last), sl = num(r.col_sizes[last]), l = std::to_string(last);
-  s += ind + "for (int64_t x = 0; x < nc;) {\n";
-  s += ind + "  const int64_t run = " + sl + " - " + nl + " < nc - x ? " + sl + " - " + nl + " : nc - x;\n";
-  s += ind + "  int64_t a = lo" + l + " - " + nl + ", z = hi" + l + " - " + nl + ";\n";
+  const std::string rl = run_name + std::to_string(last), sl = num(run[last]), l = std::to_string(last);
+  s += ind + "for (int64_t y = 0; y < " + count + ";) {\n";
+  s += ind + "  const int64_t run = " + sl + " - " + rl + " < " + count + " - y ? " + sl + " - " + rl + " : " + count + " - y;\n";
+  s += ind + "  int64_t a = lo" + l + " - " + rl + ", z = hi" + l + " - " + rl + ";\n";
   s += ind + "  a = a < 0 ? 0 : a > run ? run : a;\n";
   s += ind + "  z = !(" + outer_ok + ") || z < a ? a : z > run ? run : z;\n";
   s += ind + "  const float *src = b_all + (" + gather_c(r.flat, g) + ");\n";
-  s += ind + "  for (int64_t i = 0; i < a; i++) brow[x + i] = 0.0f;\n";
-  s += ind + "  for (int64_t i = a; i < z; i++) brow[x + i] = src[i * " + num(r.step) + "];\n";
-  s += ind + "  for (int64_t i = z; i < run; i++) brow[x + i] = 0.0f;\n";
-  s += ind + "  x += run;\n";
-  s += ind + "  " + nl + " = 0;\n";
+  s += ind + "  for (int64_t i = 0; i < a; i++) " + dst + " = 0.0f;\n";
+  s += ind + "  for (int64_t i = a; i < z; i++) " + dst + " = src[i * " + num(r.step) + "];\n";
+  s += ind + "  for (int64_t i = z; i < run; i++) " + dst + " = 0.0f;\n";
+  s += ind + "  y += run;\n";
+  s += ind + "  " + rl + " = 0;\n";
   std::string carry;
-  for (size_t j = 0; j < last; j++)  // the outer coordinates step once a run ends, the innermost first
-    carry = "if (++N" + std::to_string(j) + " == " + num(r.col_sizes[j]) + ") { N" + std::to_string(j) + " = 0; " + carry + "}";
+  for (size_t j = 0; j < last; j++) {  // the outer coordinates step once a run ends, the innermost first
+    const std::string v = run_name + std::to_string(j);
+    carry = "if (++" + v + " == " + num(run[j]) + ") { " + v + " = 0; " + carry + "}";
+  }
   if (!carry.empty()) s += ind + "  " + carry + "\n";
   return s + ind + "}\n";
 }

@@ -10,8 +10,9 @@ namespace loom::renderer {
 // N<j> (per run) and the batch coordinates of item group bz.
 std::string gather_c(const uop::UOpRef &u, const schedule::GemmShape &g);
 
-// The statements that fill brow[0, nc) with row k of B, columns [jc, jc +
-// nc), run by run along its innermost column axis, zero where invalid.
+// The statements that fill, run by run, zero where invalid, B's row k
+// (columns [jc, jc + nc) into bg[0, nc)) or, along rows, its column n =
+// jc + x (rows [pc, pc + kc) into bg[x kc, (x + 1) kc)).
 std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g);
 
 }  // namespace loom::renderer

@@ -25,7 +25,7 @@ namespace {
 
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
-constexpr int64_t kMinGatherRun = 4;  // a gathered B's shortest run of consecutive columns
+constexpr int64_t kMinGatherRun = 4;  // a gathered B's shortest run of consecutive elements
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 // The engine's setting where it sets none: the CPU's generated GEMMs are the C
 // target's packed template (codegen/gemm_tiles.h), which reads either way.
@@ -288,10 +288,10 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
       if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
         return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
     }
-    // Gathered by runs along its columns: where those run longer than its
-    // rows, and 4 at least (a weight gradient's 3 taps pack).
-    if (!is_a && !half && g_gathers.load() && contiguous_run(st, s, l.cols) >= kMinGatherRun &&
-        contiguous_run(st, s, l.cols) >= contiguous_run(st, s, l.rows))
+    // Gathered by runs along its columns or its rows, where one of them runs
+    // 4 elements at least (a convolution's windows along an image row).
+    if (!is_a && !half && g_gathers.load() &&
+        std::max(contiguous_run(st, s, l.cols), contiguous_run(st, s, l.rows)) >= kMinGatherRun)
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
   // The pack stores the operand's axes unmerged (its read stays one view
