@@ -25,7 +25,10 @@ namespace {
 
 constexpr int64_t kMinSide = 8;  // m, n and k below this stay one generated kernel
 constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
-constexpr int64_t kMinGatherRun = 4;  // a gathered B's shortest run of consecutive elements
+// A gathered B's shortest runs of consecutive elements: along its rows (a
+// row of the panel at a time), along its columns (a column at a time, then
+// transposed: shorter runs cost more there than a pack, 7 on AVX2).
+constexpr int64_t kMinGatherRun = 4, kMinGatherRunDown = 16;
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 // The engine's setting where it sets none: the CPU's generated GEMMs are the C
 // target's packed template (codegen/gemm_tiles.h), which reads either way.
@@ -288,10 +291,11 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
       if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
         return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
     }
-    // Gathered by runs along its columns or its rows, where one of them runs
-    // 4 elements at least (a convolution's windows along an image row).
+    // Gathered by runs along its columns or its rows, whichever run longer,
+    // where they run far enough (a convolution's windows along image rows).
+    const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
     if (!is_a && !half && g_gathers.load() &&
-        std::max(contiguous_run(st, s, l.cols), contiguous_run(st, s, l.rows)) >= kMinGatherRun)
+        (across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown))
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
   // The pack stores the operand's axes unmerged (its read stays one view
