@@ -27,34 +27,7 @@ bool index_arithmetic(Op op) {
   }
 }
 
-}  // namespace
 
-std::optional<GatherIndex> gather_index(const schedule::GemmShape &g, bool is_b) {
-  const schedule::GemmOperand &o = is_b ? g.b : g.a;
-  if (!o.view) return std::nullopt;
-  auto leaf = [](int64_t size, int64_t name) {
-    return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, name);
-  };
-  // The tracker's shape: [batch..., m, k, n]; B reads k and n, A m and k.
-  std::vector<UOpRef> idx;
-  for (size_t d = 0; d < g.batch.size(); d++) idx.push_back(leaf(g.batch[d], kGatherBatch + static_cast<int64_t>(d)));
-  if (is_b) {
-    idx.insert(idx.end(), {UOp::const_int(0), leaf(g.k, kGatherRow), leaf(g.n, kGatherCol)});
-  } else {
-    idx.insert(idx.end(), {leaf(g.m, kGatherRow), leaf(g.k, kGatherCol), UOp::const_int(0)});
-  }
-  auto [flat, valid] = view_index(*o.view, idx);
-  for (const UOpRef &e : {flat, valid})
-    for (const auto &u : uop::toposort(e))
-      if (!index_arithmetic(u->op)) return std::nullopt;
-  return GatherIndex{flat, valid};
-}
-
-}  // namespace loom::codegen
-
-namespace loom::codegen {
-
-namespace {
 
 std::atomic<bool> g_runs{true};
 
@@ -67,12 +40,12 @@ bool holds_any(const uop::UOp *term, const std::vector<UOpRef> &leaves) {
 }
 
 // The affine expression's value without the term of `skip` (null: none);
-// nullopt where another term holds one of the run axes' leaves `cols`.
-std::optional<UOpRef> rebuild(const Affine &a, const uop::UOp *skip, const std::vector<UOpRef> &cols) {
+// nullopt where another term holds one of the run axes' leaves.
+std::optional<UOpRef> rebuild(const Affine &a, const uop::UOp *skip, const std::vector<UOpRef> &run) {
   UOpRef e = UOp::const_int(a.constant);
   for (auto &[term, c] : a.terms) {
     if (term == skip) continue;
-    if (holds_any(term, cols)) return std::nullopt;
+    if (holds_any(term, run)) return std::nullopt;
     e = e + UOpRef(term->shared_from_this()) * c;
   }
   return uop::simplify(e);
@@ -129,6 +102,24 @@ bool split_axes(const schedule::GemmShape &g, const shape::ShapeTracker &st, Gat
 }
 
 }  // namespace
+
+std::optional<GatherIndex> gather_index(const schedule::GemmShape &g, bool is_b) {
+  const schedule::GemmOperand &o = is_b ? g.b : g.a;
+  if (!o.view) return std::nullopt;
+  // The tracker's shape: [batch..., m, k, n]; B reads k and n, A m and k.
+  std::vector<UOpRef> idx;
+  for (size_t d = 0; d < g.batch.size(); d++) idx.push_back(leaf(g.batch[d], kGatherBatch + static_cast<int64_t>(d)));
+  if (is_b) {
+    idx.insert(idx.end(), {UOp::const_int(0), leaf(g.k, kGatherRow), leaf(g.n, kGatherCol)});
+  } else {
+    idx.insert(idx.end(), {leaf(g.m, kGatherRow), leaf(g.k, kGatherCol), UOp::const_int(0)});
+  }
+  auto [flat, valid] = view_index(*o.view, idx);
+  for (const UOpRef &e : {flat, valid})
+    for (const auto &u : uop::toposort(e))
+      if (!index_arithmetic(u->op)) return std::nullopt;
+  return GatherIndex{flat, valid};
+}
 
 bool set_gather_runs(bool on) { return g_runs.exchange(on); }
 
