@@ -18,7 +18,10 @@ namespace {
 // terms lie a column apart, each a page of its own once columns are long,
 // and half of each line they read waits for the next tile. The panel's rows
 // PF terms ahead are prefetched: L2's hardware prefetch alone leaves the
-// tile's loads waiting.
+// tile's loads waiting. A gathered B (codegen/gemm_gather.h) goes into the
+// panel from its views ($GATHER): a row at a time by runs (2), a column at a
+// time by runs and then transposed as a column-major B is (3), or element
+// by element (1).
 constexpr const char *kTemplate = R"(#include <stdlib.h>
 #define LOOM_GV loom_v$Wf
 #define LOOM_GLOAD loom_vload$Wf
