@@ -27,8 +27,6 @@ bool index_arithmetic(Op op) {
   }
 }
 
-
-
 std::atomic<bool> g_runs{true};
 
 UOpRef leaf(int64_t size, int64_t name) { return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, name); }

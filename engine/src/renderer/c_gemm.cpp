@@ -192,12 +192,14 @@ std::string transpose_block(int64_t w) {
 
 }  // namespace
 
+std::string c_int64(int64_t v) { return std::to_string(v) + "LL"; }
+
 std::string batch_offset(const schedule::GemmShape &g, const schedule::GemmOperand &o, const std::string &index) {
   std::string s = std::to_string(o.offset);
   int64_t inner = 1;
   for (size_t d = g.batch.size(); d-- > 0;) {
     s += " + ((" + index + " / " + std::to_string(inner) + ") % " + std::to_string(g.batch[d]) + ") * " +
-         std::to_string(o.batch_strides[d]) + "LL";
+         c_int64(o.batch_strides[d]);
     inner *= g.batch[d];
   }
   return s;
@@ -207,7 +209,6 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   const schedule::GemmShape &g = *p.gemm;
   const codegen::GemmTiles &t = p.tiles;
   LOOM_CHECK(g.in == DType::Float32 && g.out == DType::Float32 && t.rows > 0, "not a float32 GEMM template: " + p.name);
-  auto n = [](int64_t v) { return std::to_string(v) + "LL"; };
   const std::string w = std::to_string(t.lanes);
   std::string s = kTemplate;
   // A placeholder that begins another ($N of $NC, $P of $PARTIAL) goes after it.
@@ -223,30 +224,30 @@ std::string render_c_gemm(const codegen::KernelSpec &p) {
   fill_placeholder(s, "$GATHER", runs ? (runs->along_rows ? "3" : "2") : gather ? "1" : "0");
   fill_placeholder(s, "$BCOLSTRIDE", runs && runs->along_rows ? "kc" : "$BCS");
   fill_placeholder(s, "$BCOL", runs && runs->along_rows ? "(bg + (x) * kc)" : "(b + pc + (jc + (x)) * $BCS)");
-  fill_placeholder(s, "$BINDEX", gather ? gather_c(gather->flat, g) : "0");
-  fill_placeholder(s, "$BVALID", gather ? gather_c(gather->valid, g) : "0");
+  fill_placeholder(s, "$BINDEX", gather && !runs ? gather_c(gather->flat, g) : "0");  // $GATHER == 1's only
+  fill_placeholder(s, "$BVALID", gather && !runs ? gather_c(gather->valid, g) : "0");
   fill_placeholder(s, "$NAME", p.name);
   fill_placeholder(s, "$FOLD", t.fma ? "loom_vfmaf" + w + "(x, y, acc)" : "((acc) + (x) * (y))");
   fill_placeholder(s, "$MR", std::to_string(t.rows));
   fill_placeholder(s, "$NV", std::to_string(t.vectors));
   fill_placeholder(s, "$W", w);
-  fill_placeholder(s, "$M", n(g.m));
-  fill_placeholder(s, "$NC", n(t.columns));
-  fill_placeholder(s, "$N", n(g.n));
-  fill_placeholder(s, "$KC", n(t.depth));
-  fill_placeholder(s, "$K", n(g.k));
-  fill_placeholder(s, "$TILES", n(t.row_tiles(g.m)));
-  fill_placeholder(s, "$PANELS", n(t.panels(g.n)));
+  fill_placeholder(s, "$M", c_int64(g.m));
+  fill_placeholder(s, "$NC", c_int64(t.columns));
+  fill_placeholder(s, "$N", c_int64(g.n));
+  fill_placeholder(s, "$KC", c_int64(t.depth));
+  fill_placeholder(s, "$K", c_int64(g.k));
+  fill_placeholder(s, "$TILES", c_int64(t.row_tiles(g.m)));
+  fill_placeholder(s, "$PANELS", c_int64(t.panels(g.n)));
   fill_placeholder(s, "$PARTIAL", t.partial ? "1" : "0");
-  fill_placeholder(s, "$P", n(t.partial ? t.partial : t.depth));
+  fill_placeholder(s, "$P", c_int64(t.partial ? t.partial : t.depth));
   fill_placeholder(s, "$SA", std::to_string(g.a.slot));
   fill_placeholder(s, "$SB", std::to_string(g.b.slot));
   fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
   fill_placeholder(s, "$BOFF", gather ? "0" : batch_offset(g, g.b, "bz"));
-  fill_placeholder(s, "$ARS", n(g.a.row_stride));
-  fill_placeholder(s, "$ACS", n(g.a.col_stride));
-  fill_placeholder(s, "$BRS", n(g.b.row_stride));
-  fill_placeholder(s, "$BCS", n(g.b.col_stride));
+  fill_placeholder(s, "$ARS", c_int64(g.a.row_stride));
+  fill_placeholder(s, "$ACS", c_int64(g.a.col_stride));
+  fill_placeholder(s, "$BRS", c_int64(g.b.row_stride));
+  fill_placeholder(s, "$BCS", c_int64(g.b.col_stride));
   return s;
 }
 

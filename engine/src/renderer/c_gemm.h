@@ -2,6 +2,7 @@
 // tiles and why its values are a plain loop's), and the batch addressing the
 // targets' GEMM templates share.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "codegen/linearize.h"
@@ -11,6 +12,9 @@ namespace loom::renderer {
 
 // A library kernel whose `tiles` are set (Target::packed_gemm).
 std::string render_c_gemm(const codegen::KernelSpec &p);
+
+// A 64-bit integer literal in C ("12LL").
+std::string c_int64(int64_t v);
 
 // The element offset of operand `o` for the flat batch index in the C
 // variable `index`: its offset plus each batch axis's index times its stride.

@@ -1,6 +1,7 @@
 #include "renderer/c_gemm_gather.h"
 
 #include "loom/error.h"
+#include "renderer/c_gemm.h"
 
 namespace loom::renderer {
 
@@ -9,13 +10,11 @@ using uop::UOpRef;
 
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v) + "LL"; }
-
 // Batch axis d's coordinate in item group bz (the batch flattened row-major).
 std::string batch_coord(const schedule::GemmShape &g, size_t d) {
   int64_t inner = 1;
   for (size_t e = d + 1; e < g.batch.size(); e++) inner *= g.batch[e];
-  return "(bz / " + num(inner) + " % " + num(g.batch[d]) + ")";
+  return "(bz / " + c_int64(inner) + " % " + c_int64(g.batch[d]) + ")";
 }
 
 }  // namespace
@@ -26,7 +25,7 @@ std::string gather_c(const UOpRef &u, const schedule::GemmShape &g) {
   auto op = [&](size_t i) { return gather_c(u->src[i], g); };
   auto infix = [&](const char *s) { return "(" + op(0) + " " + s + " " + op(1) + ")"; };
   switch (u->op) {
-    case Op::Const: return u->dtype == DType::Bool ? std::to_string(u->arg_as<int64_t>()) : num(u->arg_as<int64_t>());
+    case Op::Const: return u->dtype == DType::Bool ? std::to_string(u->arg_as<int64_t>()) : c_int64(u->arg_as<int64_t>());
     case Op::Range: {
       const int64_t leaf = u->arg_as<int64_t>();
       if (leaf == codegen::kGatherRow) return "k";
@@ -68,14 +67,14 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
   std::string flat_batch = "0";
   for (size_t i = 0, mult = 1; i < r.batch_dims.size(); i++) {
     const auto d = static_cast<size_t>(r.batch_dims[r.batch_dims.size() - 1 - i]);
-    flat_batch += " + " + batch_coord(g, d) + " * " + num(static_cast<int64_t>(mult));
+    flat_batch += " + " + batch_coord(g, d) + " * " + c_int64(static_cast<int64_t>(mult));
     mult *= static_cast<size_t>(g.batch[d]);
   }
   std::string s = ind + "const int64_t F = " + flat_batch + ";\n";
   for (size_t i = 0, inner = 1; i < fixed.size(); i++) {
     const size_t d = fixed.size() - 1 - i;
     s += ind + "const int64_t " + fixed_name + std::to_string(d) + " = " + fixed_index + " / " +
-         num(static_cast<int64_t>(inner)) + " % " + num(fixed[d]) + ";\n";
+         c_int64(static_cast<int64_t>(inner)) + " % " + c_int64(fixed[d]) + ";\n";
     inner *= static_cast<size_t>(fixed[d]);
   }
   s += ind + "const int fixed_ok = " + gather_c(r.fixed_valid, g) + ";\n";
@@ -83,8 +82,8 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
   std::string outer_ok = "fixed_ok";
   for (size_t j = 0, inner = 1; j < p; j++) {
     const size_t d = p - 1 - j;
-    const std::string v = run_name + std::to_string(d), n = std::to_string(d), size = num(run[d]);
-    s += ind + "int64_t " + v + " = " + start + " / " + num(static_cast<int64_t>(inner)) + " % " + size + ", lo" + n +
+    const std::string v = run_name + std::to_string(d), n = std::to_string(d), size = c_int64(run[d]);
+    s += ind + "int64_t " + v + " = " + start + " / " + c_int64(static_cast<int64_t>(inner)) + " % " + size + ", lo" + n +
          " = 0, hi" + n + " = " + size + ";\n";
     inner *= static_cast<size_t>(run[d]);
     for (const UOpRef &b : r.lower[d]) {
@@ -97,7 +96,7 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
     }
     if (d != last) outer_ok += " && lo" + n + " <= " + v + " && " + v + " < hi" + n;
   }
-  const std::string rl = run_name + std::to_string(last), sl = num(run[last]), l = std::to_string(last);
+  const std::string rl = run_name + std::to_string(last), sl = c_int64(run[last]), l = std::to_string(last);
   s += ind + "for (int64_t y = 0; y < " + count + ";) {\n";
   s += ind + "  const int64_t run = " + sl + " - " + rl + " < " + count + " - y ? " + sl + " - " + rl + " : " + count + " - y;\n";
   s += ind + "  int64_t a = lo" + l + " - " + rl + ", z = hi" + l + " - " + rl + ";\n";
@@ -105,14 +104,14 @@ std::string runs_c(const codegen::GatherRuns &r, const schedule::GemmShape &g) {
   s += ind + "  z = !(" + outer_ok + ") || z < a ? a : z > run ? run : z;\n";
   s += ind + "  const float *src = b_all + (" + gather_c(r.flat, g) + ");\n";
   s += ind + "  for (int64_t i = 0; i < a; i++) " + dst + " = 0.0f;\n";
-  s += ind + "  for (int64_t i = a; i < z; i++) " + dst + " = src[i * " + num(r.step) + "];\n";
+  s += ind + "  for (int64_t i = a; i < z; i++) " + dst + " = src[i * " + c_int64(r.step) + "];\n";
   s += ind + "  for (int64_t i = z; i < run; i++) " + dst + " = 0.0f;\n";
   s += ind + "  y += run;\n";
   s += ind + "  " + rl + " = 0;\n";
   std::string carry;
   for (size_t j = 0; j < last; j++) {  // the outer coordinates step once a run ends, the innermost first
     const std::string v = run_name + std::to_string(j);
-    carry = "if (++" + v + " == " + num(run[j]) + ") { " + v + " = 0; " + carry + "}";
+    carry = "if (++" + v + " == " + c_int64(run[j]) + ") { " + v + " = 0; " + carry + "}";
   }
   if (!carry.empty()) s += ind + "  " + carry + "\n";
   return s + ind + "}\n";

@@ -29,8 +29,8 @@ GemmShape shape(std::vector<int64_t> batch, int64_t m, int64_t n, int64_t k, boo
   GemmShape g;
   g.batch = batch;
   g.m = m, g.n = n, g.k = k;
-  g.a = {1, 3, {}, transposed_a ? 1 : k, transposed_a ? m : 1};
-  g.b = {2, 5, {}, transposed_b ? 1 : n, transposed_b ? k : 1};
+  g.a = {1, 3, {}, transposed_a ? 1 : k, transposed_a ? m : 1, nullptr};
+  g.b = {2, 5, {}, transposed_b ? 1 : n, transposed_b ? k : 1, nullptr};
   int64_t sa = m * k, sb = k * n;
   for (size_t d = batch.size(); d-- > 0;) {
     g.a.batch_strides.insert(g.a.batch_strides.begin(), broadcast_a && d == 0 ? 0 : sa);

@@ -2,6 +2,7 @@
 
 #include "renderer/c_gemm.h"
 #include "renderer/c_vector.h"
+#include "shape/view.h"
 
 namespace loom::renderer {
 
@@ -70,7 +71,6 @@ constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds_
 }  // namespace
 
 std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
-  auto n = [](int64_t v) { return std::to_string(v) + "LL"; };
   std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
   for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
   // Consecutive threads read consecutive addresses: along k where the
@@ -88,24 +88,22 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   fill_placeholder(s, "$B_TERM", b_terms ? "e % BK" : "e / BN");
   fill_placeholder(s, "$MMA", g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16");
   fill_placeholder(s, "$STORE", g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "");
-  fill_placeholder(s, "$M", n(g.m));
-  fill_placeholder(s, "$N", n(g.n));
-  fill_placeholder(s, "$K", n(g.k));
+  fill_placeholder(s, "$M", c_int64(g.m));
+  fill_placeholder(s, "$N", c_int64(g.n));
+  fill_placeholder(s, "$K", c_int64(g.k));
   fill_placeholder(s, "$SA", std::to_string(g.a.slot));
   fill_placeholder(s, "$SB", std::to_string(g.b.slot));
   fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
   fill_placeholder(s, "$BOFF", batch_offset(g, g.b, "bz"));
-  fill_placeholder(s, "$ARS", n(g.a.row_stride));
-  fill_placeholder(s, "$ACS", n(g.a.col_stride));
-  fill_placeholder(s, "$BRS", n(g.b.row_stride));
-  fill_placeholder(s, "$BCS", n(g.b.col_stride));
+  fill_placeholder(s, "$ARS", c_int64(g.a.row_stride));
+  fill_placeholder(s, "$ACS", c_int64(g.a.col_stride));
+  fill_placeholder(s, "$BRS", c_int64(g.b.row_stride));
+  fill_placeholder(s, "$BCS", c_int64(g.b.col_stride));
   return s;
 }
 
 int64_t cuda_gemm_blocks(const schedule::GemmShape &g) {
-  int64_t batch = 1;
-  for (int64_t d : g.batch) batch *= d;
-  return (g.m + kCudaGemmRows - 1) / kCudaGemmRows * ((g.n + kCudaGemmCols - 1) / kCudaGemmCols) * batch;
+  return (g.m + kCudaGemmRows - 1) / kCudaGemmRows * ((g.n + kCudaGemmCols - 1) / kCudaGemmCols) * shape::prod(g.batch);
 }
 
 }  // namespace loom::renderer

@@ -140,8 +140,8 @@ TEST(CublasGemm, CallsComputeEveryLayoutsGemmOnTheEmulatedCublas) {
 TEST(CublasGemm, OperandsCublasCannotReadStayGeneratedCode) {
   GemmShape g;
   g.m = 4, g.n = 5, g.k = 6;
-  g.a = {1, 0, {}, 6, 1};
-  g.b = {2, 0, {}, 5, 1};
+  g.a = {1, 0, {}, 6, 1, nullptr};
+  g.b = {2, 0, {}, 5, 1, nullptr};
   ASSERT_TRUE(cublas_gemm(g));
   GemmShape strided = g;
   strided.a.col_stride = 2;  // neither rows nor columns unit-stride
