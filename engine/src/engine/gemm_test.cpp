@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "codegen/gemm_gather.h"
@@ -83,6 +84,12 @@ struct MinMacs {
   int64_t was;
 };
 
+struct GemmGathers {
+  explicit GemmGathers(schedule::Gathers which) : was(schedule::set_gemm_gathers(which)) {}
+  ~GemmGathers() { schedule::set_gemm_gathers(was); }
+  schedule::Gathers was;
+};
+
 TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   Tensor a = Tensor::randn({256, 128}).realize(), b = Tensor::randn({128, 192}).realize();
@@ -112,7 +119,8 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
 // and a copy point's marker, both in order), no epilogue copying it.
 TEST(GemmSplit, AConvolutionsGemmWritesTheOutputAPoolReads) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  testing::ExternGemm on(true);  // the windows packed (the template would gather them)
+  testing::ExternGemm on(true);
+  GemmGathers packed(schedule::Gathers::Off);  // the windows packed (64 rows: the template would gather them)
   Tensor x = Tensor::randn({2, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   const Tensor y = nn::max_pool2d(nn::conv2d(x, w, std::nullopt, 1, 1), 2);
   EXPECT_EQ(names(schedule::create_schedule({y.uop()})),
@@ -132,7 +140,8 @@ TEST(GemmSplit, SmallReductionsStayOneKernel) {
 
 TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  testing::ExternGemm on(true);  // the windows packed (the template would gather them)
+  testing::ExternGemm on(true);
+  GemmGathers packed(schedule::Gathers::Off);  // the windows packed (64 rows: the template would gather them)
   Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   Tensor bias = Tensor::randn({64}).realize();
   const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, bias, 1, 1).uop()});
@@ -182,9 +191,8 @@ TEST(GemmSplit, TheTemplateGathersAConvolutionsWindowsWithoutAPack) {
     for (auto [image, weight] : {std::pair{x, w}, {small, ws}})
       for (auto [stride, pad] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 0}, {2, 0}}) {
         const std::vector<float> gathered = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
-        const bool was = schedule::set_gemm_gathers(false);
+        GemmGathers off(schedule::Gathers::Off);
         const std::vector<float> packed = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
-        schedule::set_gemm_gathers(was);
         ASSERT_EQ(gathered.size(), packed.size());
         for (size_t i = 0; i < packed.size(); i++)
           ASSERT_EQ(gathered[i], packed[i]) << (runs ? "runs, " : "elements, ") << image.shape()[2] << " stride "
@@ -227,6 +235,9 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
   for (bool ext : {false, true}) {
     SCOPED_TRACE(ext ? "extern" : "generated");
     testing::ExternGemm setting(ext);
+    // A library's GEMM (16 rows: beside one, the template would gather them)
+    std::optional<GemmGathers> library;
+    if (ext) library.emplace(schedule::Gathers::Off);
     Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {n, c, h, h});
     Tensor g = Tensor::from_vector({gv.begin(), gv.end()}, {n, o, h, h});
     Tensor w = Tensor::randn({o, c, 3, 3}).realize().requires_grad_();
@@ -238,17 +249,20 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
       for (const std::string &pack : {"pack_72_" + pixels, "pack_" + pixels + "_72"})
         EXPECT_EQ(std::find(names_.begin(), names_.end(), pack), names_.end()) << pack;
       for (auto &item : s.items)
-        if (item.gemm) EXPECT_TRUE(item.gemm->b.view);
+        if (item.gemm) {
+          EXPECT_TRUE(item.gemm->b.view);
+        }
       const std::vector<float> gathered = float_values(dw);
-      const bool was = schedule::set_gemm_gathers(false);
+      GemmGathers off(schedule::Gathers::Off);
       const std::vector<float> packed = float_values(autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).mul(g).sum()}, {w})[0]);
-      schedule::set_gemm_gathers(was);
       ASSERT_EQ(gathered, packed);
     } else {
       const std::string pack = ext ? "pack_72_" + pixels : "pack_" + pixels + "_72";
       EXPECT_NE(std::find(names_.begin(), names_.end(), pack), names_.end()) << pack;
       for (auto &item : s.items)
-        if (item.gemm) EXPECT_EQ(item.gemm->b.row_stride == 1, ext) << "B read column-major where it reads either way";
+        if (item.gemm) {
+          EXPECT_EQ(item.gemm->b.row_stride == 1, ext) << "B read column-major where it reads either way";
+        }
     }
     expect_close(float_values(dw), want);
   }
@@ -355,6 +369,35 @@ TEST(GemmSplit, ExternGemmIsOpenBlasWhereItLoads) {
   EXPECT_STREQ(items[0].program->library(), "openblas sgemm");
   testing::ExternGemm off(false);
   EXPECT_EQ(engine::exec_items(schedule::create_schedule({a.matmul(b).uop()}))[0].program->library(), nullptr);
+}
+
+// Beside a library, a convolution's windows are gathered by the template
+// where its GEMM has few rows (64 filters: packing the windows would cost
+// half the library's GEMM) and packed for the library above that (128).
+TEST(GemmSplit, BesideALibraryTheTemplateGathersTheWindowsOfGemmsOfFewRows) {
+  if (const std::string why = why_no_openblas_gemm(); !why.empty()) GTEST_SKIP() << why;
+  testing::ExternGemm on(true);
+  const int64_t n = 4, c = 24, h = 15;
+  Tensor x = Tensor::randn({n, c, h, h}).realize();
+  for (int64_t o : {64, 128}) {
+    SCOPED_TRACE(std::to_string(o) + " filters");
+    Tensor w = Tensor::randn({o, c, 3, 3}).realize();
+    const Tensor y = nn::conv2d(x, w, std::nullopt, 1, 1);
+    const schedule::Schedule s = schedule::create_schedule({y.uop()});
+    const std::vector<engine::ExecItem> items = engine::exec_items(s);
+    ASSERT_EQ(items.size(), s.items.size());
+    int gemms = 0, packs = 0;
+    for (size_t i = 0; i < s.items.size(); i++) {
+      packs += s.items[i].name.rfind("pack", 0) == 0;
+      if (!s.items[i].gemm) continue;
+      gemms++;
+      EXPECT_EQ(bool(s.items[i].gemm->b.view), o <= 64);
+      EXPECT_EQ(items[i].program->library() != nullptr, o > 64);
+    }
+    EXPECT_EQ(gemms, 1);
+    EXPECT_EQ(packs, o > 64 ? 1 : 0);
+    expect_close(float_values(y), conv(float_values(x), float_values(w), n, c, h, o, 3, 1));
+  }
 }
 
 // A batch of GEMMs (two or more per thread) runs over the pool's threads, each

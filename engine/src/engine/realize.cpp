@@ -196,7 +196,9 @@ void clear_kernel_cache() {
 bool set_extern_gemm(bool on) {
   // Libraries and the packed template read either orientation alike.
   schedule::set_gemm_packs_transposed(on || runtime::default_device().target().packed_gemm);
-  schedule::set_gemm_gathers(!on && runtime::default_device().target().packed_gemm);
+  schedule::set_gemm_gathers(!runtime::default_device().target().packed_gemm ? schedule::Gathers::Off
+                             : on                                             ? schedule::Gathers::FewRows
+                                                                              : schedule::Gathers::All);
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> l(cache.mu);
   const bool was = g_extern.exchange(on);

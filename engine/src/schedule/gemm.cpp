@@ -29,11 +29,23 @@ constexpr int64_t kWide = 128;   // matrices this wide keep the output's order
 // row of the panel at a time), along its columns (a column at a time, then
 // transposed: shorter runs cost more there than a pack, 7 on AVX2).
 constexpr int64_t kMinGatherRun = 4, kMinGatherRunDown = 16;
+// Gathers::FewRows: a B read by at most this many rows of A. Its pack moves
+// 8 bytes an element for 2 * m flops of the GEMM: at 64 rows, hlb's first
+// layers, the pack took half as long as the library's GEMM after it.
+constexpr int64_t kFewRows = 64;
 std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 // The engine's setting where it sets none: the CPU's generated GEMMs are the C
 // target's packed template (codegen/gemm_tiles.h), which reads either way.
 std::atomic<bool> g_transposed_packs{knobs::extern_gemm() || knobs::device() == "CPU"};
-std::atomic<bool> g_gathers{!knobs::extern_gemm() && knobs::device() == "CPU"};
+std::atomic<Gathers> g_gathers{knobs::device() != "CPU" ? Gathers::Off
+                               : knobs::extern_gemm()    ? Gathers::FewRows
+                                                         : Gathers::All};
+
+// Whether a GEMM of m rows reads a float32 B through its views (GemmOperand::view).
+bool gathers(int64_t m) {
+  const Gathers g = g_gathers.load();
+  return g == Gathers::All || (g == Gathers::FewRows && m <= kFewRows);
+}
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the
@@ -294,7 +306,7 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     // Gathered by runs along its columns or its rows, whichever run longer,
     // where they run far enough (a convolution's windows along image rows).
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
-    if (!is_a && !half && g_gathers.load() &&
+    if (!is_a && !half && gathers(t.g[t.g.size() - 3]) &&
         (across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown))
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
@@ -438,7 +450,7 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   if (o.slot == 0) return std::nullopt;
   if (!st.single_plain()) {  // B gathered through its views, not depending on m
     const shape::View &top = st.views.back();
-    if (!g_gathers.load() || in != DType::Float32 || unused != row - 1 || (top.strides[unused] != 0 && g[unused] != 1) ||
+    if (in != DType::Float32 || unused != row - 1 || !gathers(g[unused]) || (top.strides[unused] != 0 && g[unused] != 1) ||
         (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
       return std::nullopt;
     o.view = std::make_shared<const ShapeTracker>(st);
@@ -503,8 +515,9 @@ int64_t gemm_min_macs() { return g_min_macs.load(); }
 namespace {
 
 // A setting the splits depend on: a change drops the splits made before.
-bool set_split_setting(std::atomic<bool> &setting, bool on) {
-  const bool was = setting.exchange(on);
+template <typename T>
+T set_split_setting(std::atomic<T> &setting, T on) {
+  const T was = setting.exchange(on);
   if (was != on) {
     memo().clear();
     clear_schedule_cache();  // its templates hold split kernels
@@ -515,7 +528,7 @@ bool set_split_setting(std::atomic<bool> &setting, bool on) {
 }  // namespace
 
 bool set_gemm_packs_transposed(bool on) { return set_split_setting(g_transposed_packs, on); }
-bool set_gemm_gathers(bool on) { return set_split_setting(g_gathers, on); }
+Gathers set_gemm_gathers(Gathers which) { return set_split_setting(g_gathers, which); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits

@@ -49,12 +49,17 @@ int64_t gemm_min_macs();
 // previous value.
 bool set_gemm_packs_transposed(bool on);
 
-// Whether a float32 GEMM's B that is a view of a buffer but not a strided
-// matrix (a convolution's windows) is read through its view by the GEMM
-// (GemmOperand::view) instead of packed first: where the GEMM runs as the C
-// target's packed template, which gathers it into its panels. The engine
-// sets it where no extern GEMM is asked for on such a device (default: the
-// CPU device without LOOM_EXTERN). Returns the previous value.
-bool set_gemm_gathers(bool on);
+// Which float32 GEMMs read a B that is a view of a buffer but not a strided
+// matrix (a convolution's windows) through its view (GemmOperand::view)
+// instead of packing it first. Such a GEMM runs as the C target's packed
+// template, which gathers B into its panels; a library reads only strided
+// matrices. The engine sets it from LOOM_EXTERN and the device's target:
+// All where the template runs every GEMM, FewRows beside a library (the
+// GEMMs whose pack would cost more than the library gains, those of few
+// rows: the first layers of a convolutional net), Off where there is no
+// template (default: All on the CPU device, FewRows with LOOM_EXTERN).
+// Returns the previous value.
+enum class Gathers { Off, FewRows, All };
+Gathers set_gemm_gathers(Gathers which);
 
 }  // namespace loom::schedule
