@@ -57,7 +57,7 @@ bool set_gemm_packs_transposed(bool on);
 // All where the template runs every GEMM, FewRows beside a library (the
 // GEMMs whose pack would cost more than the library gains, those of few
 // rows: the first layers of a convolutional net), Off where there is no
-// template (default: All on the CPU device, FewRows with LOOM_EXTERN).
+// template (default on the CPU device: FewRows, All with LOOM_EXTERN=0).
 // Returns the previous value.
 enum class Gathers { Off, FewRows, All };
 Gathers set_gemm_gathers(Gathers which);
