@@ -98,10 +98,11 @@ KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::
 }
 
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && !g->a.view && !g->b.view;
+  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && !g->a.view &&
+         (!g->b.view || gather_index(*g, true));
 }
 // (An empty product, k = 0, stays lowered: its loops store the zeros.) The
-// template gathers a B, not an A.
+// templates gather a B, not an A.
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
   return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0 &&
          !g->a.view && (!g->b.view || gather_index(*g, true));

@@ -8,12 +8,14 @@
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
+#include "knobs/knobs.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "codegen/pipeline.h"
 #include "schedule/gemm.h"
 #include "schedule/schedule.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/device.h"
 #include "renderer/cuda_renderer.h"
 
 namespace loom {
@@ -208,6 +210,43 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
     }
   }
   schedule::set_gemm_min_macs(was);
+}
+
+// Without an extern GEMM, the tensor-core GEMM reads a half convolution's
+// windows through their views: no pack, the same bits as the packed
+// windows' GEMM (the same halves summed in the same order), at stride 1 and
+// 2, with and without padding; NVRTC compiles it.
+TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
+  if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
+  if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  const int64_t min_macs = schedule::set_gemm_min_macs(0);
+  testing::ExternGemm off(false);
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (auto [stride, pad] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 0}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " stride " + std::to_string(stride) + " pad " + std::to_string(pad));
+      Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+      const Tensor y = nn::conv2d(x, w, std::nullopt, {stride, stride}, {pad, pad});
+      const schedule::Schedule sched = schedule::create_schedule({y.uop()});
+      int gathered = 0;
+      for (const auto &item : sched.items) {
+        EXPECT_NE(item.name.rfind("pack", 0), 0u) << item.name;
+        gathered += item.gemm && item.gemm->b.view;
+      }
+      EXPECT_EQ(gathered, 1);
+      const std::vector<engine::RenderedKernel> ks = engine::render({y.uop()});
+      for (const auto &k : ks)
+        if (k.cuda_source.find("loom_mma_") != std::string::npos && runtime::cuda::nvrtc_missing().empty()) {
+          const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
+          EXPECT_TRUE(r.ok) << r.log;
+        }
+      const HostTensor got = y.to_host();
+      const schedule::GatherRule was = schedule::set_gemm_gathers({});
+      const HostTensor packed = nn::conv2d(x, w, std::nullopt, {stride, stride}, {pad, pad}).to_host();
+      schedule::set_gemm_gathers(was);
+      ASSERT_EQ(got.numel(), packed.numel());
+      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
+    }
+  schedule::set_gemm_min_macs(min_macs);
 }
 
 // The sort library kernel (argsort realizes its indices while it is built,

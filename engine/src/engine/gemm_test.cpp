@@ -85,10 +85,11 @@ struct MinMacs {
 };
 
 struct GemmGathers {
-  explicit GemmGathers(schedule::Gathers which) : was(schedule::set_gemm_gathers(which)) {}
+  explicit GemmGathers(schedule::GatherRule rule) : was(schedule::set_gemm_gathers(rule)) {}
   ~GemmGathers() { schedule::set_gemm_gathers(was); }
-  schedule::Gathers was;
+  schedule::GatherRule was;
 };
+const schedule::GatherRule kNoGathers{};
 
 TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
@@ -120,7 +121,7 @@ TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
 TEST(GemmSplit, AConvolutionsGemmWritesTheOutputAPoolReads) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   testing::ExternGemm on(true);
-  GemmGathers packed(schedule::Gathers::Off);  // the windows packed (64 rows: the template would gather them)
+  GemmGathers packed(kNoGathers);  // the windows packed (64 rows: the template would gather them)
   Tensor x = Tensor::randn({2, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   const Tensor y = nn::max_pool2d(nn::conv2d(x, w, std::nullopt, 1, 1), 2);
   EXPECT_EQ(names(schedule::create_schedule({y.uop()})),
@@ -141,7 +142,7 @@ TEST(GemmSplit, SmallReductionsStayOneKernel) {
 TEST(GemmSplit, AConvolutionPacksItsWindowsAndReadsItsWeightsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   testing::ExternGemm on(true);
-  GemmGathers packed(schedule::Gathers::Off);  // the windows packed (64 rows: the template would gather them)
+  GemmGathers packed(kNoGathers);  // the windows packed (64 rows: the template would gather them)
   Tensor x = Tensor::randn({8, 24, 31, 31}).realize(), w = Tensor::randn({64, 24, 3, 3}).realize();
   Tensor bias = Tensor::randn({64}).realize();
   const schedule::Schedule s = schedule::create_schedule({nn::conv2d(x, w, bias, 1, 1).uop()});
@@ -191,7 +192,7 @@ TEST(GemmSplit, TheTemplateGathersAConvolutionsWindowsWithoutAPack) {
     for (auto [image, weight] : {std::pair{x, w}, {small, ws}})
       for (auto [stride, pad] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 0}, {2, 0}}) {
         const std::vector<float> gathered = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
-        GemmGathers off(schedule::Gathers::Off);
+        GemmGathers off(kNoGathers);
         const std::vector<float> packed = float_values(nn::conv2d(image, weight, std::nullopt, stride, pad));
         ASSERT_EQ(gathered.size(), packed.size());
         for (size_t i = 0; i < packed.size(); i++)
@@ -237,7 +238,7 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
     testing::ExternGemm setting(ext);
     // A library's GEMM (16 rows: beside one, the template would gather them)
     std::optional<GemmGathers> library;
-    if (ext) library.emplace(schedule::Gathers::Off);
+    if (ext) library.emplace(kNoGathers);
     Tensor x = Tensor::from_vector({xv.begin(), xv.end()}, {n, c, h, h});
     Tensor g = Tensor::from_vector({gv.begin(), gv.end()}, {n, o, h, h});
     Tensor w = Tensor::randn({o, c, 3, 3}).realize().requires_grad_();
@@ -253,7 +254,7 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
           EXPECT_TRUE(item.gemm->b.view);
         }
       const std::vector<float> gathered = float_values(dw);
-      GemmGathers off(schedule::Gathers::Off);
+      GemmGathers off(kNoGathers);
       const std::vector<float> packed = float_values(autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).mul(g).sum()}, {w})[0]);
       ASSERT_EQ(gathered, packed);
     } else {

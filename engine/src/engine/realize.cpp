@@ -196,9 +196,12 @@ void clear_kernel_cache() {
 bool set_extern_gemm(bool on) {
   // Libraries and the packed template read either orientation alike.
   schedule::set_gemm_packs_transposed(on || runtime::default_device().target().packed_gemm);
-  schedule::set_gemm_gathers(!runtime::default_device().target().packed_gemm ? schedule::Gathers::Off
-                             : on                                             ? schedule::Gathers::FewRows
-                                                                              : schedule::Gathers::All);
+  // The templates that gather: the C target's of float32, the CUDA target's of halves.
+  const codegen::Target &t = runtime::default_device().target();
+  using schedule::Gathers;
+  schedule::set_gemm_gathers(t.packed_gemm    ? schedule::GatherRule{on ? Gathers::FewRows : Gathers::All, false}
+                             : t.tensor_cores ? schedule::GatherRule{on ? Gathers::Off : Gathers::All, true}
+                                              : schedule::GatherRule{});
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> l(cache.mu);
   const bool was = g_extern.exchange(on);

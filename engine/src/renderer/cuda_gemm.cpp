@@ -1,6 +1,8 @@
 #include "renderer/cuda_gemm.h"
 
+#include "loom/error.h"
 #include "renderer/c_gemm.h"
+#include "renderer/c_gemm_gather.h"
 #include "renderer/c_vector.h"
 #include "shape/view.h"
 
@@ -20,7 +22,9 @@ static_assert(kCudaGemmRows == 2 * 64 && kCudaGemmCols == 4 * 32 && kCudaGemmThr
 // along whichever dimension the operand's unit stride is, then every warp
 // takes its fragments from there (PTX's fragment layouts: lane = 4 grp + t).
 // Rows of the tiles are padded by 8 halves: the fragments' 8 rows then fall
-// on distinct banks.
+// on distinct banks. A gathered B (codegen/gemm_gather.h: a convolution's
+// windows) is read element by element through its views, zero where they
+// mask it: an implicit GEMM, no pack in global memory.
 constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds__($THREADS) $NAME($PARAMS) {
   enum { BM = $BM, BN = $BN, BK = 32, LD = BK + 8 };
   const int64_t M = $M, N = $N, K = $K;
@@ -32,7 +36,6 @@ constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds_
   const int wm = (tid >> 5) / 4 * 64, wn = (tid >> 5) % 4 * 32;
   const int64_t m0 = by * BM, n0 = bx * BN;
   const uint16_t *a = data$SA + ($AOFF);
-  const uint16_t *b = data$SB + ($BOFF);
   float acc[4][4][4] = {};
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
     for (int e = tid; e < BM * BK; e += $THREADS) {
@@ -42,8 +45,8 @@ constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds_
     }
     for (int e = tid; e < BN * BK; e += $THREADS) {
       const int c = $B_COL, kk = $B_TERM;
-      const int64_t col = n0 + c, k = k0 + kk;
-      hb[c * LD + kk] = col < N && k < K ? b[k * $BRS + col * $BCS] : (uint16_t)0;
+      const int64_t n = n0 + c, k = k0 + kk;
+      hb[c * LD + kk] = n < N && k < K$B_VALID ? data$SB[$B_INDEX] : (uint16_t)0;
     }
     __syncthreads();
     for (int ks = 0; ks < BK; ks += 16) {
@@ -75,7 +78,9 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
   // Consecutive threads read consecutive addresses: along k where the
   // operand's terms are unit-stride, else along its rows (A) or columns (B).
-  const bool a_terms = g.a.col_stride == 1, b_terms = g.b.row_stride == 1 && g.b.col_stride != 1;
+  const bool a_terms = g.a.col_stride == 1, b_terms = !g.b.view && g.b.row_stride == 1 && g.b.col_stride != 1;
+  const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true);
+  LOOM_CHECK(!g.a.view && (gather || !g.b.view), "a gathered operand the tensor-core GEMM cannot read: " + p.name);
   std::string s = kTemplate;
   fill_placeholder(s, "$NAME", p.name);
   fill_placeholder(s, "$PARAMS", params);
@@ -94,7 +99,8 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   fill_placeholder(s, "$SA", std::to_string(g.a.slot));
   fill_placeholder(s, "$SB", std::to_string(g.b.slot));
   fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
-  fill_placeholder(s, "$BOFF", batch_offset(g, g.b, "bz"));
+  fill_placeholder(s, "$B_VALID", gather ? " && " + gather_c(gather->valid, g) : "");
+  fill_placeholder(s, "$B_INDEX", gather ? gather_c(gather->flat, g) : "(" + batch_offset(g, g.b, "bz") + ") + k * $BRS + n * $BCS");
   fill_placeholder(s, "$ARS", c_int64(g.a.row_stride));
   fill_placeholder(s, "$ACS", c_int64(g.a.col_stride));
   fill_placeholder(s, "$BRS", c_int64(g.b.row_stride));

@@ -37,14 +37,15 @@ std::atomic<int64_t> g_min_macs{knobs::gemm_min_macs()};
 // The engine's setting where it sets none: the CPU's generated GEMMs are the C
 // target's packed template (codegen/gemm_tiles.h), which reads either way.
 std::atomic<bool> g_transposed_packs{knobs::extern_gemm() || knobs::device() == "CPU"};
-std::atomic<Gathers> g_gathers{knobs::device() != "CPU" ? Gathers::Off
-                               : knobs::extern_gemm()    ? Gathers::FewRows
-                                                         : Gathers::All};
+std::atomic<GatherRule> g_gathers{
+    knobs::device() == "CPU" ? GatherRule{knobs::extern_gemm() ? Gathers::FewRows : Gathers::All, false}
+                             : GatherRule{knobs::extern_gemm() ? Gathers::Off : Gathers::All, true}};
 
-// Whether a GEMM of m rows reads a float32 B through its views (GemmOperand::view).
-bool gathers(int64_t m) {
-  const Gathers g = g_gathers.load();
-  return g == Gathers::All || (g == Gathers::FewRows && m <= kFewRows);
+// Whether a GEMM of m rows reads a B of halves (`half`) or of float32
+// through its views (GemmOperand::view).
+bool gathers(int64_t m, bool half) {
+  const GatherRule g = g_gathers.load();
+  return g.halves == half && (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
 }
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
@@ -303,11 +304,15 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
       if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
         return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
     }
-    // Gathered by runs along its columns or its rows, whichever run longer,
-    // where they run far enough (a convolution's windows along image rows).
+    // Gathered: float32 by the C template, run by run along its columns or
+    // its rows, whichever run longer, where they run far enough (a
+    // convolution's windows along image rows); halves by the tensor-core
+    // template, element by element, where the CAST reads the buffer as it is
+    // (the views are then the buffer's).
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
-    if (!is_a && !half && gathers(t.g[t.g.size() - 3]) &&
-        (across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown))
+    const bool runs = across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown;
+    if (!is_a && gathers(t.g[t.g.size() - 3], half.has_value()) &&
+        (half ? e->src[0]->src[0]->arg_as<ShapeTracker>().contiguous() : runs))
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
   // The pack stores the operand's axes unmerged (its read stays one view
@@ -438,10 +443,14 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   if (in != DType::Float32) {
     if (base->op != Op::Cast || base->dtype != DType::Float32 || base->src[0]->op != Op::View) return std::nullopt;
     const ShapeTracker &inner = base->src[0]->arg_as<ShapeTracker>();
-    if (!st.single_plain() || !inner.single_plain()) return std::nullopt;
-    const std::optional<shape::View> v1 = merged(st.views[0], inner.views[0]);
-    if (!v1) return std::nullopt;
-    st.views[0] = *v1;
+    if (st.single_plain()) {
+      if (!inner.single_plain()) return std::nullopt;
+      const std::optional<shape::View> v1 = merged(st.views[0], inner.views[0]);
+      if (!v1) return std::nullopt;
+      st.views[0] = *v1;
+    } else if (!inner.contiguous()) {  // gathered: its views over the buffer as it is
+      return std::nullopt;
+    }
     base = base->src[0]->src[0];
   }
   if (base->op != Op::DefineGlobal || base->dtype != in || st.shape() != g) return std::nullopt;
@@ -450,7 +459,7 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   if (o.slot == 0) return std::nullopt;
   if (!st.single_plain()) {  // B gathered through its views, not depending on m
     const shape::View &top = st.views.back();
-    if (in != DType::Float32 || unused != row - 1 || !gathers(g[unused]) || (top.strides[unused] != 0 && g[unused] != 1) ||
+    if (unused != row - 1 || !gathers(g[unused], in != DType::Float32) || (top.strides[unused] != 0 && g[unused] != 1) ||
         (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
       return std::nullopt;
     o.view = std::make_shared<const ShapeTracker>(st);
@@ -528,7 +537,7 @@ T set_split_setting(std::atomic<T> &setting, T on) {
 }  // namespace
 
 bool set_gemm_packs_transposed(bool on) { return set_split_setting(g_transposed_packs, on); }
-Gathers set_gemm_gathers(Gathers which) { return set_split_setting(g_gathers, which); }
+GatherRule set_gemm_gathers(GatherRule rule) { return set_split_setting(g_gathers, rule); }
 
 void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits

@@ -49,17 +49,24 @@ int64_t gemm_min_macs();
 // previous value.
 bool set_gemm_packs_transposed(bool on);
 
-// Which float32 GEMMs read a B that is a view of a buffer but not a strided
-// matrix (a convolution's windows) through its view (GemmOperand::view)
-// instead of packing it first. Such a GEMM runs as the C target's packed
-// template, which gathers B into its panels; a library reads only strided
-// matrices. The engine sets it from LOOM_EXTERN and the device's target:
-// All where the template runs every GEMM, FewRows beside a library (the
-// GEMMs whose pack would cost more than the library gains, those of few
-// rows: the first layers of a convolutional net), Off where there is no
-// template (default on the CPU device: FewRows, All with LOOM_EXTERN=0).
-// Returns the previous value.
+// Which GEMMs read a B that is a view of a buffer but not a strided matrix
+// (a convolution's windows) through its view (GemmOperand::view) instead of
+// packing it first. Such a GEMM runs as the device's template, which gathers
+// B as it loads it: the C target's packed template of float32 operands, or
+// the CUDA target's tensor-core one of float16/bfloat16 operands (`halves`);
+// a library reads only strided matrices. `which`: All where the template
+// runs every GEMM, FewRows beside a library (the GEMMs whose pack would cost
+// more than the library gains, those of few rows: the first layers of a
+// convolutional net), Off where no template gathers. The engine sets it from
+// LOOM_EXTERN and the device's target (default: on the CPU device FewRows of
+// float32 operands, All with LOOM_EXTERN=0; on CUDA Off, All of halves with
+// LOOM_EXTERN=0). Returns the previous rule.
 enum class Gathers { Off, FewRows, All };
-Gathers set_gemm_gathers(Gathers which);
+struct GatherRule {
+  Gathers which = Gathers::Off;
+  bool halves = false;
+  bool operator==(const GatherRule &) const = default;
+};
+GatherRule set_gemm_gathers(GatherRule rule);
 
 }  // namespace loom::schedule
