@@ -114,39 +114,30 @@ static inline __attribute__((always_inline)) float loom_self(int32_t c, float a,
 static inline __attribute__((always_inline)) float loom_maxf(float a, float b) { return (a != a || a > b) ? a : b; }
 static inline __attribute__((always_inline)) float loom_minf(float a, float b) { return (a != a || a < b) ? a : b; }
 /* The polynomials of exp and erf, shared by their scalar and vector forms
-   (c_vector.h): the same constants in the same order, each step p * x + c
-   by STEP. That is a fused multiply-add where the target has one (one
-   rounding; the polynomials are exp's and erf's longest dependent chains,
-   and a fused step halves their latency), else a product and a sum; the
-   vector forms take the same operation per lane (LOOM_VSTEP<w>). */
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
-#define LOOM_STEP(p, x, c) __builtin_fmaf((p), (x), (c))
-#else
-#define LOOM_STEP(p, x, c) ((p) * (x) + (c))
-#endif
-#define LOOM_EXPF_POLY(p, r, STEP)  \
-  p = STEP(p, r, 1.3981999507e-3f); \
-  p = STEP(p, r, 8.3334519073e-3f); \
-  p = STEP(p, r, 4.1665795894e-2f); \
-  p = STEP(p, r, 1.6666665459e-1f); \
-  p = STEP(p, r, 5.0000001201e-1f)
-#define LOOM_ERFF_POLY(p, s, STEP)         \
-  p = STEP(p, s, -8.034846396185458e-04f); \
-  p = STEP(p, s, 5.191218573600054e-03f);  \
-  p = STEP(p, s, -2.685539983212948e-02f); \
-  p = STEP(p, s, 1.128362566232681e-01f);  \
-  p = STEP(p, s, -3.761262893676758e-01f); \
-  p = STEP(p, s, 1.128379225730896f)
-#define LOOM_ERFC_POLY(q, t, STEP) \
-  q = STEP(q, t, -0.82215223f);    \
-  q = STEP(q, t, 1.48851587f);     \
-  q = STEP(q, t, -1.13520398f);    \
-  q = STEP(q, t, 0.27886807f);     \
-  q = STEP(q, t, -0.18628806f);    \
-  q = STEP(q, t, 0.09678418f);     \
-  q = STEP(q, t, 0.37409196f);     \
-  q = STEP(q, t, 1.00002368f);     \
-  q = STEP(q, t, -1.26551223f)
+   (c_vector.h): the same constants in the same order. */
+#define LOOM_EXPF_POLY(p, r)     \
+  p = p * r + 1.3981999507e-3f;  \
+  p = p * r + 8.3334519073e-3f;  \
+  p = p * r + 4.1665795894e-2f;  \
+  p = p * r + 1.6666665459e-1f;  \
+  p = p * r + 5.0000001201e-1f
+#define LOOM_ERFF_POLY(p, s)             \
+  p = p * s - 8.034846396185458e-04f;    \
+  p = p * s + 5.191218573600054e-03f;    \
+  p = p * s - 2.685539983212948e-02f;    \
+  p = p * s + 1.128362566232681e-01f;    \
+  p = p * s - 3.761262893676758e-01f;    \
+  p = p * s + 1.128379225730896f
+#define LOOM_ERFC_POLY(q, t) \
+  q = q * t - 0.82215223f;   \
+  q = q * t + 1.48851587f;   \
+  q = q * t - 1.13520398f;   \
+  q = q * t + 0.27886807f;   \
+  q = q * t - 0.18628806f;   \
+  q = q * t + 0.09678418f;   \
+  q = q * t + 0.37409196f;   \
+  q = q * t + 1.00002368f;   \
+  q = q * t - 1.26551223f
 /* exp for float, branch-free so an unrolled group vectorizes: x = k ln2 + r
    with |r| <= ln2/2 (k rounded by adding 1.5 * 2^23, ln2 in two parts), exp(r)
    by Cephes' expf polynomial, then 2^k applied in two factors so a subnormal
@@ -162,7 +153,7 @@ static inline float loom_expf(float x) {
   float r = c - kf * 0.693145752f;
   r = r - kf * 1.42860677e-06f;
   float p = 1.9875691500e-4f;
-  LOOM_EXPF_POLY(p, r, LOOM_STEP);
+  LOOM_EXPF_POLY(p, r);
   p = p * (r * r) + r + 1.0f;
   union { int32_t i; float f; } s1 = {(k1 + 127) << 23}, s2 = {(k2 + 127) << 23};
   return loom_self(x != x, x, (p * s1.f) * s2.f);
@@ -177,13 +168,13 @@ static inline float loom_expf(float x) {
 static inline __attribute__((always_inline)) float loom_erff(float x) {
   const float s = x * x;
   float p = 7.933493907330558e-05f;
-  LOOM_ERFF_POLY(p, s, LOOM_STEP);
+  LOOM_ERFF_POLY(p, s);
   union { float f; int32_t i; } a = {x};
   const int32_t sign = a.i & (int32_t)0x80000000;
   a.i &= 0x7fffffff;
   const float t = 1.0f / (1.0f + 0.5f * a.f);
   float q = 0.17087277f;
-  LOOM_ERFC_POLY(q, t, LOOM_STEP);
+  LOOM_ERFC_POLY(q, t);
   union { float f; int32_t i; } big = {1.0f - t * loom_expf(q - s)};
   big.i |= sign;
   return loom_self(a.f < 1.0f, x * p, big.f);
@@ -192,15 +183,15 @@ static inline __attribute__((always_inline)) float loom_erff(float x) {
    (a subnormal x scaled by 2^23 first), log(m) by Cephes' logf polynomial in
    m - 1, e ln2 added in two parts. Within 1 ulp of the exact result (0.78
    over every 97th float); -inf at +-0, inf at inf, NaN below 0 and for NaN. */
-#define LOOM_LOGF_POLY(p, m, STEP)   \
-  p = STEP(p, m, -1.1514610310e-1f); \
-  p = STEP(p, m, 1.1676998740e-1f);  \
-  p = STEP(p, m, -1.2420140846e-1f); \
-  p = STEP(p, m, 1.4249322787e-1f);  \
-  p = STEP(p, m, -1.6668057665e-1f); \
-  p = STEP(p, m, 2.0000714765e-1f);  \
-  p = STEP(p, m, -2.4999993993e-1f); \
-  p = STEP(p, m, 3.3333331174e-1f)
+#define LOOM_LOGF_POLY(p, m)    \
+  p = p * m - 1.1514610310e-1f; \
+  p = p * m + 1.1676998740e-1f; \
+  p = p * m - 1.2420140846e-1f; \
+  p = p * m + 1.4249322787e-1f; \
+  p = p * m - 1.6668057665e-1f; \
+  p = p * m + 2.0000714765e-1f; \
+  p = p * m - 2.4999993993e-1f; \
+  p = p * m + 3.3333331174e-1f
 static inline __attribute__((always_inline)) float loom_logf(float x) {
   union { float f; int32_t i; } u = {x};
   const int32_t sub = u.i < 0x00800000;
@@ -212,7 +203,7 @@ static inline __attribute__((always_inline)) float loom_logf(float x) {
   const float m = loom_self(lo, u.f + u.f, u.f) - 1.0f;
   const float z = m * m;
   float p = 7.0376836292e-2f;
-  LOOM_LOGF_POLY(p, m, LOOM_STEP);
+  LOOM_LOGF_POLY(p, m);
   float r = m + ((p * m * z + ef * -2.12194440e-4f) - 0.5f * z);
   r = r + ef * 0.693359375f;
   r = loom_self(x == __builtin_inff(), x, r);
@@ -222,18 +213,18 @@ static inline __attribute__((always_inline)) float loom_logf(float x) {
 /* tanh for float, branch-free: |x| < 0.625 by Cephes' tanhf polynomial
    x + x s P(s), s = x^2; otherwise 1 - 2 / (exp(2|x|) + 1) with x's sign.
    Within 1.31 ulp of the exact result; +-1 at +-inf, NaN for NaN. */
-#define LOOM_TANHF_POLY(p, s, STEP)   \
-  p = STEP(p, s, 2.06390887954e-2f);  \
-  p = STEP(p, s, -5.37397155531e-2f); \
-  p = STEP(p, s, 1.33314422036e-1f);  \
-  p = STEP(p, s, -3.33332819422e-1f)
+#define LOOM_TANHF_POLY(p, s)    \
+  p = p * s + 2.06390887954e-2f; \
+  p = p * s - 5.37397155531e-2f; \
+  p = p * s + 1.33314422036e-1f; \
+  p = p * s - 3.33332819422e-1f
 static inline __attribute__((always_inline)) float loom_tanhf(float x) {
   union { float f; int32_t i; } a = {x};
   const int32_t sign = a.i & (int32_t)0x80000000;
   a.i &= 0x7fffffff;
   const float s = x * x;
   float p = -5.70498872745e-3f;
-  LOOM_TANHF_POLY(p, s, LOOM_STEP);
+  LOOM_TANHF_POLY(p, s);
   union { float f; int32_t i; } big = {1.0f - 2.0f / (loom_expf(a.f + a.f) + 1.0f)};
   big.i |= sign;
   return loom_self(a.f < 0.625f, p * s * x + x, big.f);

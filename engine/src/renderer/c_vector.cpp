@@ -155,11 +155,6 @@ static inline loom_v$Wf loom_vfmaf$W(loom_v$Wf a, loom_v$Wf b, loom_v$Wf c) {
   return r;
 #endif
 }
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
-#define LOOM_VSTEP$W(p, x, c) loom_vfmaf$W((p), (x), loom_splat$Wf(c))
-#else
-#define LOOM_VSTEP$W(p, x, c) ((p) * (x) + (c))
-#endif
 static inline loom_v$Wf loom_vmaxf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a > b), a, b); }
 static inline loom_v$Wf loom_vminf$W(loom_v$Wf a, loom_v$Wf b) { return loom_vsel$W((a != a) | (a < b), a, b); }
 static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
@@ -176,7 +171,7 @@ static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
   loom_v$Wf r = c - kf * 0.693145752f;
   r = r - kf * 1.42860677e-06f;
   loom_v$Wf p = loom_splat$Wf(1.9875691500e-4f);
-  LOOM_EXPF_POLY(p, r, LOOM_VSTEP$W);
+  LOOM_EXPF_POLY(p, r);
   p = p * (r * r) + r + 1.0f;
   const loom_v$Wf s1 = (loom_v$Wf)((k1 + 127) << 23), s2 = (loom_v$Wf)((k2 + 127) << 23);
   return loom_vsel$W(x != x, x, (p * s1) * s2);
@@ -184,12 +179,12 @@ static inline loom_v$Wf loom_vexpf$W(loom_v$Wf x) {
 static inline loom_v$Wf loom_verff$W(loom_v$Wf x) {
   const loom_v$Wf s = x * x;
   loom_v$Wf p = loom_splat$Wf(7.933493907330558e-05f);
-  LOOM_ERFF_POLY(p, s, LOOM_VSTEP$W);
+  LOOM_ERFF_POLY(p, s);
   const loom_v$Wi sign = (loom_v$Wi)x & (int32_t)0x80000000;
   const loom_v$Wf a = (loom_v$Wf)((loom_v$Wi)x & 0x7fffffff);
   const loom_v$Wf t = 1.0f / (1.0f + 0.5f * a);
   loom_v$Wf q = loom_splat$Wf(0.17087277f);
-  LOOM_ERFC_POLY(q, t, LOOM_VSTEP$W);
+  LOOM_ERFC_POLY(q, t);
   const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - t * loom_vexpf$W(q - s)) | sign);
   return loom_vsel$W(a < 1.0f, x * p, big);
 }
@@ -203,7 +198,7 @@ static inline loom_v$Wf loom_vlogf$W(loom_v$Wf x) {
   const loom_v$Wf m = loom_vsel$W(lo, v + v, v) - 1.0f;
   const loom_v$Wf z = m * m;
   loom_v$Wf p = loom_splat$Wf(7.0376836292e-2f);
-  LOOM_LOGF_POLY(p, m, LOOM_VSTEP$W);
+  LOOM_LOGF_POLY(p, m);
   loom_v$Wf r = m + ((p * m * z + ef * -2.12194440e-4f) - 0.5f * z);
   r = r + ef * 0.693359375f;
   r = loom_vsel$W(x == __builtin_inff(), x, r);
@@ -215,7 +210,7 @@ static inline loom_v$Wf loom_vtanhf$W(loom_v$Wf x) {
   const loom_v$Wf a = (loom_v$Wf)((loom_v$Wi)x & 0x7fffffff);
   const loom_v$Wf s = x * x;
   loom_v$Wf p = loom_splat$Wf(-5.70498872745e-3f);
-  LOOM_TANHF_POLY(p, s, LOOM_VSTEP$W);
+  LOOM_TANHF_POLY(p, s);
   const loom_v$Wf big = (loom_v$Wf)((loom_v$Wi)(1.0f - 2.0f / (loom_vexpf$W(a + a) + 1.0f)) | sign);
   return loom_vsel$W(a < 0.625f, p * s * x + x, big);
 }
