@@ -62,7 +62,7 @@ bool set_gemm_packs_transposed(bool on);
 // float32 operands, All with LOOM_EXTERN=0; on CUDA Off, All of halves with
 // LOOM_EXTERN=0). Returns the previous rule.
 enum class Gathers { Off, FewRows, All };
-struct GatherRule {
+struct alignas(8) GatherRule {  // one 8-byte word: its std::atomic is lock-free, no libatomic call
   Gathers which = Gathers::Off;
   bool halves = false;
   bool operator==(const GatherRule &) const = default;
