@@ -13,9 +13,9 @@
 #include "codegen/pipeline.h"
 #include "engine/beam.h"
 #include "engine/realize.h"
+#include "engine/testing/gemm_settings.h"
 #include "engine/testing/values.h"
 #include "loom/tensor.h"
-#include "schedule/gemm.h"
 #include "schedule/schedule.h"
 
 namespace loom {
@@ -31,13 +31,6 @@ double fresh_constant() {
   static int n = 0;
   return 1 + static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count() % 1000003 + ++n) * 1e-9;
 }
-
-// Keeps a matmul one generated kernel (schedule/gemm.h would split a large one).
-struct NoGemmSplit {
-  NoGemmSplit() : was(schedule::set_gemm_min_macs(INT64_MAX)) {}
-  ~NoGemmSplit() { schedule::set_gemm_min_macs(was); }
-  int64_t was;
-};
 
 // LOOM_BEAM=width for the scope.
 struct BeamWidth {
@@ -62,7 +55,7 @@ TEST(Beam, CandidatesStartWithTheHeuristicsChoiceAndThePlainLoopNest) {
 TEST(Beam, TheFastestCandidateIsCachedOnDiskAndCorruptEntriesAreRebuilt) {
   if (!testing::on_cpu()) GTEST_SKIP() << "LOOM_BEAM searches the CPU target's upcasts";
   // Big enough that the heuristic's version takes over 0.05 ms: the others are timed too.
-  NoGemmSplit whole;
+  testing::MinMacs whole(INT64_MAX);  // a matmul stays one generated kernel (no GEMM split)
   Tensor a = Tensor::rand({256, 256}).realize(), b = Tensor::rand({256, 256}).realize();
   const double c = fresh_constant();
   const HostTensor plain = product(a, b, c).to_host();

@@ -8,6 +8,7 @@
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
+#include "engine/testing/gemm_settings.h"
 #include "knobs/knobs.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
@@ -186,7 +187,7 @@ TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
 // its values are the float32 convolution's of the same halves, to the
 // dtype's rounding.
 TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
-  const int64_t was = schedule::set_gemm_min_macs(0);
+  testing::MinMacs all(0);
   for (DType dt : {DType::Float16, DType::BFloat16}) {
     Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
     const Tensor y = nn::conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
@@ -209,7 +210,6 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
         ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << (ext ? "extern " : "generated ") << i;
     }
   }
-  schedule::set_gemm_min_macs(was);
 }
 
 // Without an extern GEMM, the tensor-core GEMM reads a half convolution's
@@ -219,7 +219,7 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
 TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
   if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
   if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  const int64_t min_macs = schedule::set_gemm_min_macs(0);
+  testing::MinMacs all(0);
   testing::ExternGemm off(false);
   for (DType dt : {DType::Float16, DType::BFloat16})
     for (auto [stride, pad] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 0}}) {
@@ -240,13 +240,11 @@ TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
           EXPECT_TRUE(r.ok) << r.log;
         }
       const HostTensor got = y.to_host();
-      const schedule::GatherRule was = schedule::set_gemm_gathers({});
+      testing::GemmGathers packs(testing::kNoGathers);
       const HostTensor packed = nn::conv2d(x, w, std::nullopt, {stride, stride}, {pad, pad}).to_host();
-      schedule::set_gemm_gathers(was);
       ASSERT_EQ(got.numel(), packed.numel());
       for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
     }
-  schedule::set_gemm_min_macs(min_macs);
 }
 
 // The sort library kernel (argsort realizes its indices while it is built,

@@ -15,6 +15,7 @@
 #include "codegen/pipeline.h"
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
+#include "engine/testing/gemm_settings.h"
 #include "engine/testing/values.h"
 #include "knobs/knobs.h"
 #include "loom/autograd.h"
@@ -30,6 +31,9 @@ namespace loom {
 namespace {
 
 using testing::float_values;
+using testing::GemmGathers;
+using testing::kNoGathers;
+using testing::MinMacs;
 
 std::vector<std::string> names(const schedule::Schedule &s) {
   std::vector<std::string> n;
@@ -77,19 +81,6 @@ void expect_close(const std::vector<float> &got, const std::vector<double> &want
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "at " << i;
 }
-
-struct MinMacs {
-  explicit MinMacs(int64_t macs) : was(schedule::set_gemm_min_macs(macs)) {}
-  ~MinMacs() { schedule::set_gemm_min_macs(was); }
-  int64_t was;
-};
-
-struct GemmGathers {
-  explicit GemmGathers(schedule::GatherRule rule) : was(schedule::set_gemm_gathers(rule)) {}
-  ~GemmGathers() { schedule::set_gemm_gathers(was); }
-  schedule::GatherRule was;
-};
-const schedule::GatherRule kNoGathers{};
 
 TEST(GemmSplit, APlainMatmulIsOneGemmKernelReadingItsOperandsInPlace) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
