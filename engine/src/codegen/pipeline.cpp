@@ -97,15 +97,17 @@ KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::
   return p;
 }
 
+// The GEMM templates read A in place and B in place or through views they
+// can index (a gathered B, codegen/gemm_gather.h), never a gathered A.
+bool template_reads(const schedule::GemmShape &g) { return !g.a.view && (!g.b.view || gather_index(g, true)); }
+
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && !g->a.view &&
-         (!g->b.view || gather_index(*g, true));
+  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && template_reads(*g);
 }
-// (An empty product, k = 0, stays lowered: its loops store the zeros.) The
-// templates gather a B, not an A.
+// (An empty product, k = 0, stays lowered: its loops store the zeros.)
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
   return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0 &&
-         !g->a.view && (!g->b.view || gather_index(*g, true));
+         template_reads(*g);
 }
 
 }  // namespace
