@@ -99,11 +99,46 @@ bool split_axes(const schedule::GemmShape &g, const shape::ShapeTracker &st, Gat
   return shape::prod(r.col_sizes) == g.n && shape::prod(r.row_sizes) == g.k && shape::prod(r.batch_sizes) == read;
 }
 
+bool is_index_arithmetic(const UOpRef &flat, const UOpRef &valid) {
+  for (const UOpRef &e : {flat, valid})
+    for (const auto &u : uop::toposort(e))
+      if (!index_arithmetic(u->op)) return false;
+  return true;
+}
+
+// B's element through the view below the merge of [batch..., m, k, n]
+// (split_axes): k and n unravelled into their own axes, so that no division
+// takes k and n merged (a convolution's (k N + n) / (3 N) is k / 3).
+std::optional<GatherIndex> unmerged_index(const schedule::GemmShape &g) {
+  GatherRuns r;
+  if (!split_axes(g, *g.b.view, r)) return std::nullopt;
+  shape::ShapeTracker below = *g.b.view;
+  below.views.erase(below.views.end() - 1);
+  std::vector<UOpRef> idx(below.shape().size(), UOp::const_int(0));  // size-1 axes: 0
+  auto place = [&](const std::vector<UOpRef> &coords, const std::vector<size_t> &at) {
+    for (size_t i = 0; i < coords.size(); i++) idx[at[i]] = coords[i];
+  };
+  UOpRef flat_batch = UOp::const_int(0);  // the batch axes B reads, flattened row-major
+  for (size_t i = r.batch_dims.size(), mult = 1; i-- > 0;) {
+    const auto d = static_cast<size_t>(r.batch_dims[i]);
+    flat_batch = flat_batch + leaf(g.batch[d], kGatherBatch + r.batch_dims[i]) * static_cast<int64_t>(mult);
+    mult *= static_cast<size_t>(g.batch[d]);
+  }
+  place(unravel(flat_batch, r.batch_sizes), r.batch_at);
+  place(unravel(leaf(g.k, kGatherRow), r.row_sizes), r.row_at);
+  place(unravel(leaf(g.n, kGatherCol), r.col_sizes), r.col_at);
+  auto [flat, valid] = view_index(below, idx);
+  if (!is_index_arithmetic(flat, valid)) return std::nullopt;
+  return GatherIndex{flat, valid};
+}
+
 }  // namespace
 
 std::optional<GatherIndex> gather_index(const schedule::GemmShape &g, bool is_b) {
   const schedule::GemmOperand &o = is_b ? g.b : g.a;
   if (!o.view) return std::nullopt;
+  if (is_b)
+    if (std::optional<GatherIndex> u = unmerged_index(g)) return u;
   // The tracker's shape: [batch..., m, k, n]; B reads k and n, A m and k.
   std::vector<UOpRef> idx;
   for (size_t d = 0; d < g.batch.size(); d++) idx.push_back(leaf(g.batch[d], kGatherBatch + static_cast<int64_t>(d)));
@@ -113,9 +148,7 @@ std::optional<GatherIndex> gather_index(const schedule::GemmShape &g, bool is_b)
     idx.insert(idx.end(), {leaf(g.m, kGatherRow), leaf(g.k, kGatherCol), UOp::const_int(0)});
   }
   auto [flat, valid] = view_index(*o.view, idx);
-  for (const UOpRef &e : {flat, valid})
-    for (const auto &u : uop::toposort(e))
-      if (!index_arithmetic(u->op)) return std::nullopt;
+  if (!is_index_arithmetic(flat, valid)) return std::nullopt;
   return GatherIndex{flat, valid};
 }
 

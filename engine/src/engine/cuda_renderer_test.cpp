@@ -136,11 +136,24 @@ TEST(CudaRenderer, HalfMatmulsRunOnTensorCoresAndFloatOnesDoNot) {
     EXPECT_NE(k.cuda_source.find("__shared__"), std::string::npos) << k.cuda_source;
     const Tensor wide = Tensor::randn({300, 70}).cast(dt).realize(), tall = Tensor::randn({70, 129}).cast(dt).realize();
     EXPECT_EQ(only_kernel(wide.matmul(tall)).cuda_blocks, 3 * 2);
+    // Rows of 70 halves: no 16-byte groups, elements through registers.
+    EXPECT_EQ(k.cuda_source.find("loom_cp_async16("), std::string::npos) << k.cuda_source;
+    EXPECT_NE(k.cuda_source.find("ra[i] = "), std::string::npos) << k.cuda_source;
+    // Rows of 64 (A's terms) and 200 (B's columns): both in copies, B's read transposed.
+    const Tensor a64 = Tensor::randn({136, 64}).cast(dt).realize(), b64 = Tensor::randn({64, 200}).cast(dt).realize();
+    const std::string aligned = only_kernel(a64.matmul(b64)).cuda_source;
+    EXPECT_EQ(aligned.find("uint16_t ra["), std::string::npos) << aligned;
+    EXPECT_EQ(aligned.find("uint16_t rb["), std::string::npos) << aligned;
+    EXPECT_NE(aligned.find("loom_cp_async16(&sa["), std::string::npos) << aligned;
+    EXPECT_NE(aligned.find("loom_cp_async16(&sb["), std::string::npos) << aligned;
+    EXPECT_NE(aligned.find("loom_ldsm_x4(fa[i]"), std::string::npos) << aligned;
+    EXPECT_NE(aligned.find("loom_ldsm_x4_trans(f,"), std::string::npos) << aligned;
     if (runtime::cuda::nvrtc_missing().empty())
-      for (const char *arch : {"sm_80", "sm_90"}) {
-        const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", arch);
-        EXPECT_TRUE(r.ok) << arch << ": " << r.log;
-      }
+      for (const std::string &source : {k.cuda_source, aligned})
+        for (const char *arch : {"sm_80", "sm_90"}) {
+          const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + source, "gemm.cu", arch);
+          EXPECT_TRUE(r.ok) << arch << ": " << r.log;
+        }
   }
   Tensor a = Tensor::randn({37, 70}).realize(), b = Tensor::randn({70, 45}).realize();
   EXPECT_EQ(only_kernel(a.matmul(b)).cuda_source.find("loom_mma"), std::string::npos);
@@ -148,22 +161,28 @@ TEST(CudaRenderer, HalfMatmulsRunOnTensorCoresAndFloatOnesDoNot) {
 
 // On every device, generated (under LOOM_DEVICE=CUDA_EMULATOR, the
 // tensor-core kernel: one tile, several with edges in m, n and k, operands
-// read along their terms and along their rows or columns) and extern
-// (cuBLAS on CUDA): a half matmul is the exact products of its operands'
-// values summed, to the output dtype's rounding.
+// read along their terms and along their rows or columns, element by
+// element or, where 8 halves line up, in asynchronous copies, some of them
+// cut short by the edge of k) and extern (cuBLAS on CUDA): a half matmul is
+// the exact products of its operands' values summed, to the output dtype's
+// rounding.
 TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
   struct Case {
     Shape a, b;  // as made: transposed after where said
     bool transpose_b, transpose_a = false;
+    int64_t terms = 0;  // where set, the first `terms` of k only (a view)
   };
   for (bool ext : {false, true}) {
     testing::ExternGemm setting(ext);
     for (DType dt : {DType::Float16, DType::BFloat16})
       for (const Case &c : {Case{{37, 70}, {70, 45}, false}, Case{{3, 20, 33}, {3, 17, 33}, true},
-                            Case{{130, 70}, {70, 260}, false}, Case{{2, 40, 129}, {2, 131, 40}, true, true}}) {
+                            Case{{130, 70}, {70, 260}, false}, Case{{2, 40, 129}, {2, 131, 40}, true, true},
+                            Case{{3, 136, 64}, {3, 64, 200}, false}, Case{{2, 96, 40}, {2, 24, 96}, true, true},
+                            Case{{3, 136, 64}, {3, 64, 200}, false, false, 60}}) {
         Tensor a = Tensor::randn(c.a).cast(dt).realize(), b = Tensor::randn(c.b).cast(dt).realize();
         if (c.transpose_b) b = b.transpose(-1, -2);
         if (c.transpose_a) a = a.transpose(-1, -2);
+        if (c.terms) a = a.slice(-1, 0, c.terms), b = b.slice(-2, 0, c.terms);
         const Tensor out = a.matmul(b);
         const HostTensor ha = a.contiguous().to_host(), hb = b.contiguous().to_host(), ho = out.to_host();
         const Shape s = out.shape();
@@ -215,7 +234,8 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
 // Without an extern GEMM, the tensor-core GEMM reads a half convolution's
 // windows through their views: no pack, the same bits as the packed
 // windows' GEMM (the same halves summed in the same order), at stride 1 and
-// 2, with and without padding; NVRTC compiles it.
+// 2, with and without padding; the window's coordinates unmerged; NVRTC
+// compiles it.
 TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
   if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
   if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
@@ -234,11 +254,16 @@ TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
       }
       EXPECT_EQ(gathered, 1);
       const std::vector<engine::RenderedKernel> ks = engine::render({y.uop()});
-      for (const auto &k : ks)
-        if (k.cuda_source.find("loom_mma_") != std::string::npos && runtime::cuda::nvrtc_missing().empty()) {
+      for (const auto &k : ks) {
+        if (k.cuda_source.find("loom_mma_") == std::string::npos) continue;
+        // The window's coordinates from k and n apart, in 32 bits: no (k N + n) / (3 N).
+        EXPECT_EQ(k.cuda_source.find("(k * "), std::string::npos) << k.cuda_source;
+        EXPECT_NE(k.cuda_source.find("((uint32_t)k / 9u)"), std::string::npos) << k.cuda_source;
+        if (runtime::cuda::nvrtc_missing().empty()) {
           const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
           EXPECT_TRUE(r.ok) << r.log;
         }
+      }
       const HostTensor got = y.to_host();
       testing::GemmGathers packs(testing::kNoGathers);
       const HostTensor packed = nn::conv2d(x, w, std::nullopt, {stride, stride}, {pad, pad}).to_host();

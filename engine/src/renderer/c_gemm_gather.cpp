@@ -1,5 +1,7 @@
 #include "renderer/c_gemm_gather.h"
 
+#include <cstdint>
+
 #include "loom/error.h"
 #include "renderer/c_gemm.h"
 
@@ -17,12 +19,24 @@ std::string batch_coord(const schedule::GemmShape &g, size_t d) {
   return "(bz / " + c_int64(inner) + " % " + c_int64(g.batch[d]) + ")";
 }
 
+// Whether u is the element's k or n, or one divided by or modulo positive
+// constants below 2^32.
+bool coordinate_chain(const UOpRef &u) {
+  if (u->op == Op::Range) return u->arg_as<int64_t>() == codegen::kGatherRow || u->arg_as<int64_t>() == codegen::kGatherCol;
+  if (u->op != Op::IDiv && u->op != Op::Mod) return false;
+  const UOpRef &c = u->src[1];
+  return c->op == Op::Const && c->arg_as<int64_t>() > 0 && c->arg_as<int64_t>() <= UINT32_MAX && coordinate_chain(u->src[0]);
+}
+
 }  // namespace
 
 // A gathered operand's index arithmetic (codegen/gemm_gather.h) in C: its
 // leaves are k, n and the batch coordinates of item group bz.
-std::string gather_c(const UOpRef &u, const schedule::GemmShape &g) {
-  auto op = [&](size_t i) { return gather_c(u->src[i], g); };
+std::string gather_c(const UOpRef &u, const schedule::GemmShape &g, bool narrow) {
+  auto op = [&](size_t i) { return gather_c(u->src[i], g, narrow); };
+  if (narrow && (u->op == Op::IDiv || u->op == Op::Mod) && coordinate_chain(u))
+    return "((int64_t)((uint32_t)" + op(0) + (u->op == Op::IDiv ? " / " : " % ") +
+           std::to_string(u->src[1]->arg_as<int64_t>()) + "u))";
   auto infix = [&](const char *s) { return "(" + op(0) + " " + s + " " + op(1) + ")"; };
   switch (u->op) {
     case Op::Const: return u->dtype == DType::Bool ? std::to_string(u->arg_as<int64_t>()) : c_int64(u->arg_as<int64_t>());

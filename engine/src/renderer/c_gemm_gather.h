@@ -7,8 +7,11 @@
 namespace loom::renderer {
 
 // An index expression over the gather's leaves: k, n (per element), F, K<i>,
-// N<j> (per run) and the batch coordinates of item group bz.
-std::string gather_c(const uop::UOpRef &u, const schedule::GemmShape &g);
+// N<j> (per run) and the batch coordinates of item group bz. `narrow`: k
+// and n lie in [0, 2^31), and their quotients and remainders by constants
+// are taken in 32 bits (a GPU's 64-bit division by a constant is several
+// 32-bit multiplies).
+std::string gather_c(const uop::UOpRef &u, const schedule::GemmShape &g, bool narrow = false);
 
 // The statements that fill, run by run, zero where invalid, B's row k
 // (columns [jc, jc + nc) into bg[0, nc)) or, along rows, its column n =

@@ -1,5 +1,8 @@
 #include "renderer/cuda_gemm.h"
 
+#include <cctype>
+#include <utility>
+
 #include "loom/error.h"
 #include "renderer/c_gemm.h"
 #include "renderer/c_gemm_gather.h"
@@ -10,75 +13,205 @@ namespace loom::renderer {
 
 namespace {
 
+constexpr int64_t kTerms = 32;  // BK: the terms a block stages at a time
+constexpr int64_t kGroup = 8;   // halves in one asynchronous 16-byte copy
+
 // 8 warps, 2 x 4 of 64 x 32 tiles.
 static_assert(kCudaGemmRows == 2 * 64 && kCudaGemmCols == 4 * 32 && kCudaGemmThreads == 8 * 32);
+// A thread's elements of a tile keep their row (or column, or term) at every step.
+static_assert(kCudaGemmThreads % kCudaGemmRows == 0 && kCudaGemmThreads % kCudaGemmCols == 0 &&
+              kCudaGemmThreads % kTerms == 0);
 
-// $-names are replaced by the kernel's constants. A block of 8 warps computes
-// a BM x BN tile of C: warp w the 64 x 32 tile at rows 64 (w / 4), columns
-// 32 (w % 4), as 4 x 4 mma.m16n8k16 tiles with float accumulators. Each step
-// of BK terms, the block's threads copy A's BM x BK tile and B's BK x BN tile
-// to shared memory (zero past the edges; B's stored by columns, so that both
-// operands' fragments are pairs of consecutive terms, 32 bits each), reading
-// along whichever dimension the operand's unit stride is, then every warp
-// takes its fragments from there (PTX's fragment layouts: lane = 4 grp + t).
-// Rows of the tiles are padded by 8 halves: the fragments' 8 rows then fall
-// on distinct banks. A gathered B (codegen/gemm_gather.h: a convolution's
-// windows) is read element by element through its views, zero where they
-// mask it: an implicit GEMM, no pack in global memory.
-constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds__($THREADS) $NAME($PARAMS) {
-  enum { BM = $BM, BN = $BN, BK = 32, LD = BK + 8 };
+// $-names are replaced by the kernel's constants and the operands' code
+// (stage_code). A block of 8 warps computes a BM x BN tile of C: warp w the
+// 64 x 32 tile at rows 64 (w / 4), columns 32 (w % 4), as 4 x 4
+// mma.m16n8k16 tiles with float accumulators. The operands' tiles of BK
+// terms go through two stages of shared memory: while the warps multiply
+// the tiles of one stage, the next step's are on their way to the other,
+// as asynchronous copies (cp.async) or in registers, stored once the step's
+// products are done. Each warp takes its fragments from shared memory with
+// ldmatrix (transposed where the tile is stored by terms' rows or columns).
+// Two blocks fit an SM: 128 registers a thread (ptxas -v for sm_90: no
+// spills) and under 48 KiB of shared memory a block.
+constexpr const char *kTemplate = R"(extern "C" __global__ void __launch_bounds__($THREADS, 2) $NAME($PARAMS) {
+  enum { BM = $BM, BN = $BN, BK = $BK, THREADS = $THREADS, LDA = $LDA, LDB = $LDB, SA = $SA_HALVES, SB = $SB_HALVES };
   const int64_t M = $M, N = $N, K = $K;
-  __shared__ uint32_t sa[BM * LD / 2], sb[BN * LD / 2];  // halves in pairs: [row][term], [column][term]
-  uint16_t *const ha = (uint16_t *)sa, *const hb = (uint16_t *)sb;
+  __shared__ __align__(16) uint16_t sa[2 * SA], sb[2 * SB];  // two stages of each operand's tile
   const int64_t tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
   const int64_t bx = blockIdx.x % tiles_n, by = blockIdx.x / tiles_n % tiles_m, bz = blockIdx.x / (tiles_n * tiles_m);
-  const int tid = threadIdx.x, lane = tid & 31, grp = lane >> 2, t = lane & 3;
+  const int tid = threadIdx.x, lane = tid & 31, q = lane >> 3, r8 = lane & 7;
   const int wm = (tid >> 5) / 4 * 64, wn = (tid >> 5) % 4 * 32;
   const int64_t m0 = by * BM, n0 = bx * BN;
-  const uint16_t *a = data$SA + ($AOFF);
+  const uint16_t *const a = data$A_SLOT + ($A_OFFSET), *const b = data$B_SLOT + ($B_OFFSET);
+$A_REGS$B_REGS  // The terms [k0, k0 + BK) on their way to stage st; put() stores what came through registers.
+  auto fetch = [&](int st, int64_t k0) {
+$A_FETCH$B_FETCH    loom_cp_async_commit();
+  };
+  auto put = [&](int st) {
+$A_PUT$B_PUT  };
   float acc[4][4][4] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += BK) {
-    for (int e = tid; e < BM * BK; e += $THREADS) {
-      const int r = $A_ROW, kk = $A_TERM;
-      const int64_t row = m0 + r, k = k0 + kk;
-      ha[r * LD + kk] = row < M && k < K ? a[row * $ARS + k * $ACS] : (uint16_t)0;
-    }
-    for (int e = tid; e < BN * BK; e += $THREADS) {
-      const int c = $B_COL, kk = $B_TERM;
-      const int64_t n = n0 + c, k = k0 + kk;
-      hb[c * LD + kk] = n < N && k < K$B_VALID ? data$SB[$B_INDEX] : (uint16_t)0;
+  fetch(0, 0);
+  put(0);
+  int st = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += BK, st ^= 1) {
+    const bool more = k0 + BK < K;
+    if (more) {
+      fetch(st ^ 1, k0 + BK);
+      loom_cp_async_wait1();  // this stage's copies have landed, the next one's may not have
+    } else {
+      loom_cp_async_wait0();
     }
     __syncthreads();
+    const uint16_t *const ta = sa + st * SA, *const tb = sb + st * SB;
     for (int ks = 0; ks < BK; ks += 16) {
       uint32_t fa[4][4], fb[4][2];
-      for (int i = 0; i < 4; i++)
-        for (int r = 0; r < 4; r++)  // rows grp (+8 for r odd), terms 2t, 2t+1 (+8 for r >= 2)
-          fa[i][r] = sa[((wm + 16 * i + grp + 8 * (r & 1)) * LD + ks + 2 * t + 8 * (r >> 1)) / 2];
-      for (int j = 0; j < 4; j++)
-        for (int r = 0; r < 2; r++)  // terms 2t, 2t+1 (+8 for r = 1), column grp
-          fb[j][r] = sb[((wn + 8 * j + grp) * LD + ks + 2 * t + 8 * r) / 2];
+      for (int i = 0; i < 4; i++) $A_LDSM(fa[i], ta + $A_FRAG);
+      for (int j = 0; j < 2; j++) {  // fb[2 j] and fb[2 j + 1] in one ldmatrix
+        uint32_t f[4];
+        $B_LDSM(f, tb + $B_FRAG);
+        fb[2 * j][0] = f[0], fb[2 * j][1] = f[1], fb[2 * j + 1][0] = f[2], fb[2 * j + 1][1] = f[3];
+      }
       for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) $MMA(acc[i][j], fa[i], fb[j]);
     }
+    if (more) put(st ^ 1);
     __syncthreads();
   }
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 4; j++)
-      for (int q = 0; q < 4; q++) {  // c(q): row grp (+8 for q >= 2), column 2t + (q & 1)
-        const int64_t row = m0 + wm + 16 * i + grp + 8 * (q >> 1), col = n0 + wn + 8 * j + 2 * t + (q & 1);
-        if (row < M && col < N) data0[bz * M * N + row * N + col] = $STORE(acc[i][j][q]);
+      for (int c = 0; c < 4; c++) {  // accumulator c: row lane / 4 (+8 for c >= 2), column 2 (lane % 4) + (c & 1)
+        const int64_t row = m0 + wm + 16 * i + (lane >> 2) + 8 * (c >> 1), col = n0 + wn + 8 * j + 2 * (lane & 3) + (c & 1);
+        if (row < M && col < N) data0[bz * M * N + row * N + col] = $STORE(acc[i][j][c]);
       }
 }
 )";
+
+// One operand's tile in shared memory and how it gets there. Its `outer`
+// coordinate is A's row (m) or B's column (n), `tile` of them per block.
+// By terms, the tile is stored [outer][term] (each outer's terms
+// consecutive), else [term][outer], whichever the operand's unit stride
+// runs along. Asynchronous copies move 8 halves at once where every group
+// of 8 starts 16-byte aligned and runs along the unit stride within one
+// outer (or term); otherwise each element comes through a register.
+struct Staging {
+  Staging(char x, std::string outer, std::string outer0, std::string extent, int64_t tile)
+      : x(x), outer(std::move(outer)), outer0(std::move(outer0)), extent(std::move(extent)), tile(tile) {}
+  char x;                             // 'a' or 'b'
+  std::string outer, outer0, extent;  // its coordinate's name, the block's first, the GEMM's size
+  int64_t tile;
+  bool by_terms = false, copies = false;
+  std::string element, valid;  // the element's index from the operand's base, and its validity beyond the edges
+  int64_t pitch() const { return (by_terms ? kTerms : tile) + kGroup; }  // 8 halves of padding: no bank conflicts
+  int64_t halves() const { return (by_terms ? tile : kTerms) * pitch(); }
+};
+
+// A thread's unit i of the tile (`per` halves: 1, or 8 in a copy): unit
+// tid + i THREADS, numbered along the stored rows, as its outer and term
+// offsets in the tile. A thread keeps its outer (or term) at every i, and
+// its outer's index arithmetic stays out of the loops.
+std::string coordinates(const Staging &s, int64_t per) {
+  const int64_t row_units = (s.by_terms ? kTerms : s.tile) / per, rows_per_step = kCudaGemmThreads / row_units;
+  const std::string across = "tid % " + std::to_string(row_units) + " * " + std::to_string(per),
+                    down = "tid / " + std::to_string(row_units) + " + i * " + std::to_string(rows_per_step);
+  return "const int o = " + (s.by_terms ? down : across) + ", kk = " + (s.by_terms ? across : down) + ";";
+}
+
+std::string upper(const Staging &s) { return std::string(1, static_cast<char>(std::toupper(s.x))); }
+
+// The unit's place in stage st.
+std::string slot(const Staging &s) {
+  const std::string ld = "LD" + upper(s);
+  return std::string("s") + s.x + "[st * S" + upper(s) + " + " + (s.by_terms ? "o * " + ld + " + kk" : "kk * " + ld + " + o") + "]";
+}
+
+int64_t per_thread(const Staging &s, int64_t per) { return s.tile * kTerms / per / kCudaGemmThreads; }
+
+// The operand's statements in the template: registers, fetch, put.
+struct StageCode {
+  std::string regs, fetch, put;
+};
+
+StageCode stage_code(const Staging &s) {
+  const std::string ind = "    ", loop = "    for (int i = 0; i < ";
+  const std::string r = std::string("r") + s.x, at = s.outer + " = " + s.outer0 + " + o, k = k0 + kk";
+  if (s.copies) {  // the valid halves of the group: past K or the extent, zero
+    const int64_t n = per_thread(s, kGroup);
+    const std::string left = s.by_terms ? s.outer + " < " + s.extent + " ? K - k : 0" : "k < K ? " + s.extent + " - " + s.outer + " : 0";
+    return {"", loop + std::to_string(n) + "; i++) {\n" + ind + "  " + coordinates(s, kGroup) + "\n" + ind +
+                    "  const int64_t " + at + ", left = " + left + ";\n" + ind +
+                    "  const int bytes = left <= 0 ? 0 : left >= 8 ? 16 : (int)left * 2;\n" + ind +
+                    "  loom_cp_async16(&" + slot(s) + ", bytes ? " + s.x + " + (" + s.element + ") : " + s.x + ", bytes);\n" + ind + "}\n",
+            ""};
+  }
+  const int64_t n = per_thread(s, 1);
+  return {"  uint16_t " + r + "[" + std::to_string(n) + "];\n",
+          loop + std::to_string(n) + "; i++) {\n" + ind + "  " + coordinates(s, 1) + "\n" + ind + "  const int64_t " + at +
+              ";\n" + ind + "  " + r + "[i] = " + s.outer + " < " + s.extent + " && k < K" + s.valid + " ? " + s.x + "[" +
+              s.element + "] : (uint16_t)0;\n" + ind + "}\n",
+          loop + std::to_string(n) + "; i++) {\n" + ind + "  " + coordinates(s, 1) + "\n" + ind + "  " + slot(s) + " = " + r +
+              "[i];\n" + ind + "}\n"};
+}
+
+// Whether every group of 8 along the unit stride starts 16-byte aligned:
+// the operand's offset, batch strides and other stride are multiples of 8.
+bool aligned_groups(const schedule::GemmOperand &o, int64_t other_stride) {
+  bool ok = o.offset % kGroup == 0 && other_stride % kGroup == 0;
+  for (int64_t s : o.batch_strides) ok = ok && s % kGroup == 0;
+  return ok;
+}
+
+Staging a_staging(const schedule::GemmShape &g) {
+  Staging s('a', "row", "m0", "M", kCudaGemmRows);
+  s.by_terms = g.a.col_stride == 1;
+  s.copies = (s.by_terms || g.a.row_stride == 1) && aligned_groups(g.a, s.by_terms ? g.a.row_stride : g.a.col_stride);
+  s.element = "row * " + c_int64(g.a.row_stride) + " + k * " + c_int64(g.a.col_stride);
+  return s;
+}
+
+Staging b_staging(const schedule::GemmShape &g, const std::optional<codegen::GatherIndex> &gather) {
+  Staging s('b', "n", "n0", "N", kCudaGemmCols);
+  if (gather) {  // a convolution's windows: consecutive columns, consecutive pixels
+    const bool narrow = g.k + kTerms < (int64_t{1} << 31) && g.n + kCudaGemmCols < (int64_t{1} << 31);
+    s.element = gather_c(gather->flat, g, narrow);
+    s.valid = " && " + gather_c(gather->valid, g, narrow);
+    return s;
+  }
+  s.by_terms = g.b.row_stride == 1 && g.b.col_stride != 1;
+  s.copies = (s.by_terms || g.b.col_stride == 1) && aligned_groups(g.b, s.by_terms ? g.b.col_stride : g.b.row_stride);
+  s.element = "k * " + c_int64(g.b.row_stride) + " + n * " + c_int64(g.b.col_stride);
+  return s;
+}
+
+// A's fragment i (rows wm + 16 i, terms ks): ldmatrix's matrix q holds
+// rows + 8 (q & 1), terms + 8 (q >> 1); B's pair j (columns wn + 16 j):
+// matrix q holds terms + 8 (q & 1), columns + 8 (q >> 1). Lane r8 + 8 q
+// gives matrix q's row r8 (of the stored tile).
+std::string fragment(const Staging &s) {
+  const std::string ld = "LD" + upper(s);
+  const std::string o = s.x == 'a' ? "wm + 16 * i" : "wn + 16 * j", ho = s.x == 'a' ? "(q & 1)" : "(q >> 1)",
+                    ht = s.x == 'a' ? "(q >> 1)" : "(q & 1)";
+  if (s.by_terms) return "(" + o + " + r8 + 8 * " + ho + ") * " + ld + " + ks + 8 * " + ht;
+  return "(ks + r8 + 8 * " + ht + ") * " + ld + " + " + o + " + 8 * " + ho;
+}
+
+void fill_operand(std::string &t, const Staging &s, const std::string &offset) {
+  const std::string X = upper(s);
+  const StageCode c = stage_code(s);
+  fill_placeholder(t, "$" + X + "_REGS", c.regs);
+  fill_placeholder(t, "$" + X + "_FETCH", c.fetch);
+  fill_placeholder(t, "$" + X + "_PUT", c.put);
+  fill_placeholder(t, "$" + X + "_LDSM", s.by_terms ? "loom_ldsm_x4" : "loom_ldsm_x4_trans");
+  fill_placeholder(t, "$" + X + "_FRAG", fragment(s));
+  fill_placeholder(t, "$" + X + "_OFFSET", offset);
+  fill_placeholder(t, "$LD" + X, std::to_string(s.pitch()));
+  fill_placeholder(t, "$S" + X + "_HALVES", std::to_string(s.halves()));
+}
 
 }  // namespace
 
 std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
   std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
   for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
-  // Consecutive threads read consecutive addresses: along k where the
-  // operand's terms are unit-stride, else along its rows (A) or columns (B).
-  const bool a_terms = g.a.col_stride == 1, b_terms = !g.b.view && g.b.row_stride == 1 && g.b.col_stride != 1;
   const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true);
   LOOM_CHECK(!g.a.view && (gather || !g.b.view), "a gathered operand the tensor-core GEMM cannot read: " + p.name);
   std::string s = kTemplate;
@@ -87,24 +220,16 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   fill_placeholder(s, "$THREADS", std::to_string(kCudaGemmThreads));
   fill_placeholder(s, "$BM", std::to_string(kCudaGemmRows));
   fill_placeholder(s, "$BN", std::to_string(kCudaGemmCols));
-  fill_placeholder(s, "$A_ROW", a_terms ? "e / BK" : "e % BM");
-  fill_placeholder(s, "$A_TERM", a_terms ? "e % BK" : "e / BM");
-  fill_placeholder(s, "$B_COL", b_terms ? "e / BK" : "e % BN");
-  fill_placeholder(s, "$B_TERM", b_terms ? "e % BK" : "e / BN");
+  fill_placeholder(s, "$BK", std::to_string(kTerms));
+  fill_operand(s, a_staging(g), batch_offset(g, g.a, "bz"));
+  fill_operand(s, b_staging(g, gather), gather ? "0" : batch_offset(g, g.b, "bz"));
+  fill_placeholder(s, "$A_SLOT", std::to_string(g.a.slot));
+  fill_placeholder(s, "$B_SLOT", std::to_string(g.b.slot));
   fill_placeholder(s, "$MMA", g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16");
   fill_placeholder(s, "$STORE", g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "");
   fill_placeholder(s, "$M", c_int64(g.m));
   fill_placeholder(s, "$N", c_int64(g.n));
   fill_placeholder(s, "$K", c_int64(g.k));
-  fill_placeholder(s, "$SA", std::to_string(g.a.slot));
-  fill_placeholder(s, "$SB", std::to_string(g.b.slot));
-  fill_placeholder(s, "$AOFF", batch_offset(g, g.a, "bz"));
-  fill_placeholder(s, "$B_VALID", gather ? " && " + gather_c(gather->valid, g) : "");
-  fill_placeholder(s, "$B_INDEX", gather ? gather_c(gather->flat, g) : "(" + batch_offset(g, g.b, "bz") + ") + k * $BRS + n * $BCS");
-  fill_placeholder(s, "$ARS", c_int64(g.a.row_stride));
-  fill_placeholder(s, "$ACS", c_int64(g.a.col_stride));
-  fill_placeholder(s, "$BRS", c_int64(g.b.row_stride));
-  fill_placeholder(s, "$BCS", c_int64(g.b.col_stride));
   return s;
 }
 

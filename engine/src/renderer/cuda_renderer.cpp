@@ -282,6 +282,32 @@ __device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+/* Shared-memory staging (sm_80): 16-byte asynchronous copies from global
+   memory, the first `bytes` copied and the rest zero, complete at a wait
+   for all but the newest n groups of copies a thread has committed; and
+   ldmatrix, four 8 x 8 matrices of halves in one warp, lane r + 8 q giving
+   the address of matrix q's row r (16 bytes), register q of lane 4 g + t
+   holding its row g, columns 2t and 2t + 1 (transposed: rows 2t and
+   2t + 1, column g), the lower element in the low bits. */
+__device__ __forceinline__ uint32_t loom_smem(const void *p) {
+  uint32_t a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void loom_cp_async16(uint16_t *dst, const uint16_t *src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(loom_smem(dst)), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void loom_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void loom_cp_async_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+__device__ __forceinline__ void loom_cp_async_wait0() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void loom_ldsm_x4(uint32_t *r, const uint16_t *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(loom_smem(p)) : "memory");
+}
+__device__ __forceinline__ void loom_ldsm_x4_trans(uint32_t *r, const uint16_t *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(loom_smem(p)) : "memory");
+}
 #else
 __device__ __forceinline__ void loom_mma_f16(float *c, const uint32_t *a, const uint32_t *b) { loom_emu_mma(c, a, b, 0); }
 __device__ __forceinline__ void loom_mma_bf16(float *c, const uint32_t *a, const uint32_t *b) { loom_emu_mma(c, a, b, 1); }

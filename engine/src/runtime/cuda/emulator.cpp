@@ -27,8 +27,9 @@ const char *kBuiltins = R"(#define LOOM_CUDA_EMULATED 1
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 struct loom_dim3 { unsigned x, y, z; };
 static loom_dim3 threadIdx, blockIdx, blockDim;
 static void (*loom_emu_sync)(void);
@@ -89,6 +90,49 @@ static void loom_emu_mma(float *c, const unsigned *a, const unsigned *b, int bf1
   }
   __syncthreads();
 }
+/* cp.async: a thread's copies land at its wait for all but the newest n
+   committed groups, not before, so a stage read before its wait reads
+   what it held. */
+struct loom_emu_copy { unsigned short *dst; const unsigned short *src; int bytes, group; };
+static loom_emu_copy loom_emu_copies[1024][16];
+static int loom_emu_ncopies[1024], loom_emu_groups[1024];
+static inline void loom_cp_async16(unsigned short *dst, const unsigned short *src, int bytes) {
+  const unsigned t = threadIdx.x;
+  if ((unsigned long long)dst % 16 || (unsigned long long)src % 16 || bytes < 0 || bytes > 16 || loom_emu_ncopies[t] == 16)
+    __builtin_trap();
+  loom_emu_copies[t][loom_emu_ncopies[t]++] = loom_emu_copy{dst, src, bytes, loom_emu_groups[t]};
+}
+static inline void loom_cp_async_commit() { loom_emu_groups[threadIdx.x]++; }
+static void loom_emu_cp_wait(int newest) {
+  const unsigned t = threadIdx.x;
+  int kept = 0;
+  for (int i = 0; i < loom_emu_ncopies[t]; i++) {
+    const loom_emu_copy c = loom_emu_copies[t][i];
+    if (c.group >= loom_emu_groups[t] - newest) { loom_emu_copies[t][kept++] = c; continue; }
+    __builtin_memcpy(c.dst, c.src, c.bytes);
+    __builtin_memset((char *)c.dst + c.bytes, 0, 16 - c.bytes);
+  }
+  loom_emu_ncopies[t] = kept;
+}
+static inline void loom_cp_async_wait1() { loom_emu_cp_wait(1); }
+static inline void loom_cp_async_wait0() { loom_emu_cp_wait(0); }
+/* ldmatrix .x4 for one warp: each lane's row address to a shared slot, then
+   every lane reads its registers from the rows. */
+static const unsigned short *loom_emu_rows[1024];
+static void loom_emu_ldsm(unsigned *r, const unsigned short *p, int trans) {
+  if ((unsigned long long)p % 16) __builtin_trap();
+  loom_emu_rows[threadIdx.x] = p;
+  __syncthreads();
+  const unsigned warp = threadIdx.x & ~31u, g = (threadIdx.x & 31u) >> 2, t = threadIdx.x & 3u;
+  for (unsigned q = 0; q < 4; q++) {
+    const unsigned short *const *m = loom_emu_rows + warp + 8 * q;
+    const unsigned lo = trans ? m[2 * t][g] : m[g][2 * t], hi = trans ? m[2 * t + 1][g] : m[g][2 * t + 1];
+    r[q] = lo | hi << 16;
+  }
+  __syncthreads();
+}
+static inline void loom_ldsm_x4(unsigned *r, const unsigned short *p) { loom_emu_ldsm(r, p, 0); }
+static inline void loom_ldsm_x4_trans(unsigned *r, const unsigned short *p) { loom_emu_ldsm(r, p, 1); }
 static unsigned long long loom_emu_lanes[1024];
 template <typename T>
 static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
@@ -121,7 +165,8 @@ std::string entry_point(const KernelSource &k) {
     }
   }
   return k.source + "\nextern \"C\" void loom_emu_entry(void **bufs, unsigned block, unsigned thread, unsigned threads, "
-                    "void (*sync)()) {\n  blockIdx.x = block; threadIdx.x = thread; blockDim.x = threads; loom_emu_sync = sync;\n  " +
+                    "void (*sync)()) {\n  blockIdx.x = block; threadIdx.x = thread; blockDim.x = threads; loom_emu_sync = sync;\n"
+                    "  loom_emu_ncopies[thread] = loom_emu_groups[thread] = 0;\n  " +
          call + ");\n}\n";
 }
 
@@ -179,7 +224,7 @@ std::string unit_text(const KernelSource &k) {
 // A kernel whose threads meet barriers (its own or a fold's) runs each block's
 // threads as fibers.
 bool synchronizes(const KernelSource &k) {
-  for (const char *call : {"__syncthreads(", "loom_group_fold(", "loom_group_scan(", "loom_mma_"})
+  for (const char *call : {"__syncthreads(", "loom_group_fold(", "loom_group_scan(", "loom_mma_", "loom_ldsm_"})
     if (k.source.find(call, k.body) != std::string::npos) return true;
   return false;
 }
