@@ -12,7 +12,9 @@
 #      op forward and backward, every dtype, on the contiguous, permuted and
 #      strided layouts; the Python tests
 #   3. then alone: bench/gpu_table.py (with cuBLAS, LOOM_EXTERN's default, then
-#      the rows it changes with loom's own kernels), and the upstream
+#      the rows it changes with loom's own kernels); the JIT's tests and the
+#      hlb-like step under the JIT (loom-bench-jit) with its replays as CUDA
+#      graphs (LOOM_GRAPHS=1) and, for the step, without; and the upstream
 #      hlb-CIFAR10 under PyTorch and under loom (bench/hlb_upstream.py)
 # and prints one summary. Each phase runs under a time limit (the seconds
 # below); its whole output is in build-gpu/gpu-check/<phase>.log. Exits
@@ -22,7 +24,7 @@
 # a GPU (the CUDA kernels on the CPU; the tables small, on the CPU): a check of
 # this script, not of a GPU. PYTHON names the Python (default python3);
 # LOOM_GPU_CHECK_PHASES, the phases after the build (default: engine sweep
-# python gpu_table generated hlb profile).
+# python gpu_table generated graphs hlb profile).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -34,7 +36,7 @@ logs=$build/gpu-check
 jobs=$(nproc)
 shards=$(((jobs + 1) / 2))
 sweep_layouts=contiguous,permuted,strided
-phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated hlb profile}  # fewer: a rerun of some
+phases=${LOOM_GPU_CHECK_PHASES:-engine sweep python gpu_table generated graphs hlb profile}  # fewer: a rerun of some
 start=$SECONDS
 export root carry py device build logs jobs shards  # for the phases run by a shell of their own
 mkdir -p "$logs"
@@ -96,7 +98,7 @@ build_cmd() {
     -DLOOM_TORCH_PYTHON="$py" -DPython_EXECUTABLE="$py" ${pybind11_dir:+-Dpybind11_DIR="$pybind11_dir"} \
     -DCMAKE_PREFIX_PATH="$carry/prefix" &&
     cmake --build "$build" -j "$jobs" --target loom_engine_tests loom_cache_child loom_conformance_sweep \
-      loom_python loom_python_package
+      loom_python loom_python_package loom-bench-jit
 }
 phase build 150 build_cmd || tail -40 "$logs/build.log"
 
@@ -129,6 +131,21 @@ if [[ -f $logs/build.result && $(cut -d' ' -f1 "$logs/build.result") == 0 ]]; th
   want gpu_table && phase gpu_table 80 "$py" bench/gpu_table.py "${table[@]}"
   want generated && LOOM_EXTERN=0 phase generated 50 "$py" bench/gpu_table.py "${table[@]}" \
     matmul1024 matmul2048 conv_fwd conv_fwdbwd hlb1024h
+  # The JIT with its replays as CUDA graphs: its tests, then the step's
+  # replays with graphs and without, with cuBLAS (each call between two
+  # graphs) and with loom's own GEMMs (the step one graph).
+  graphs() {
+    local batch=256 e g
+    [[ $device == CUDA ]] || batch=4
+    LOOM_GRAPHS=1 "$build/engine/loom_engine_tests" --gtest_brief=1 --gtest_filter='Jit.*' || return 1
+    for e in 1 0; do
+      for g in 1 0; do
+        echo "LOOM_EXTERN=$e LOOM_GRAPHS=$g"
+        LOOM_EXTERN=$e LOOM_GRAPHS=$g "$build/bench/loom-bench-jit" "$batch" 6 || return 1
+      done
+    done
+  }
+  want graphs && phase graphs 120 graphs
   hlb() {
     local data=$logs/hlb-data
     "$py" examples/hlb_cifar10/make_synthetic.py "$data" --train 10240 --test 2500 &&
@@ -182,6 +199,8 @@ status() {  # "ok", "FAILED (rc N)", "TIMED OUT" or "not run", and the seconds
   grep '^|' "$logs/gpu_table.log" 2>/dev/null
   echo "gpu_table with loom's own GEMM kernels (LOOM_EXTERN=0): $(status generated)"
   grep '^|' "$logs/generated.log" 2>/dev/null | tail -n +3
+  echo "JIT replays as CUDA graphs: $(status graphs)"
+  grep -E '^(LOOM_EXTERN|median of steps|\[  (PASSED|FAILED) )' "$logs/graphs.log" 2>/dev/null
   echo "hlb upstream: $(status hlb)"
   grep -E '^(hlb_upstream|torch|loom)' "$logs/hlb.log" 2>/dev/null
   echo "kernel profile of one hlb-like step (LOOM_DEBUG=2): $(status profile)"

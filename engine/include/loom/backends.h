@@ -13,6 +13,14 @@ namespace loom::backends {
 bool set_extern_gemm(bool on);
 bool extern_gemm();
 
+// Whether a JIT replay submits its kernels as device graphs (CUDA graphs;
+// the CPU has none): the launches between two host steps recorded as one
+// graph on the first replay, then submitted in one call, the nodes whose
+// buffers or runtime scalars changed updated in place. Default off;
+// LOOM_GRAPHS=1 starts with it on. Returns the previous setting.
+bool set_launch_graphs(bool on);
+bool launch_graphs();
+
 // The device every tensor of this process lives on ("cpu" or "cuda", from
 // LOOM_DEVICE), and a wait for the kernels it has queued (a GPU's launches
 // return before they finish; reading a tensor's values waits by itself), as

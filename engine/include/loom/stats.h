@@ -14,6 +14,9 @@ struct RunStats {
   // counts reuses the decision instead.
   int64_t donation_checks = 0;
   int64_t kernels_run = 0;
+  // JIT replays' launches as device graphs (LOOM_GRAPHS): graphs built,
+  // graphs submitted, and kernel nodes whose arguments a replay updated.
+  int64_t graphs_built = 0, graph_launches = 0, graph_node_updates = 0;
   int64_t buffers_allocated = 0;  // device buffers created by realize (outputs and intermediates)
   int64_t kernels_compiled = 0;   // cache misses that invoked the compiler
   int64_t cache_healed = 0;       // unusable disk-cache entries deleted and rebuilt

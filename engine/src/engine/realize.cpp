@@ -68,6 +68,7 @@ KernelCache &kernel_cache() {
 }
 
 std::atomic<bool> g_extern{knobs::extern_gemm()};
+std::atomic<bool> g_graphs{knobs::graphs()};
 
 // A canonical GEMM (schedule/gemm_shape.h) runs on the device's extern GEMM when
 // there is one for it and LOOM_EXTERN is not 0: that program, else null.
@@ -209,6 +210,8 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return g_extern.load(); }
+bool set_launch_graphs(bool on) { return g_graphs.exchange(on); }
+bool launch_graphs() { return g_graphs.load(); }
 void synchronize() { runtime::default_device().synchronize(); }
 
 int64_t compile_ahead(const std::function<void()> &rehearsal) {
@@ -396,15 +399,36 @@ int64_t buffer_bytes(const ExecItem &e) {
   return bytes;
 }
 
+// Submits what `graph` holds and counts it, its time as launches' time.
+void flush_graph(runtime::LaunchGraph &graph) {
+  const double t0 = now_ms();
+  const runtime::GraphCounts c = graph.flush();
+  stats().kernel_seconds += (now_ms() - t0) * 1e-3;
+  stats().graphs_built += c.built;
+  stats().graph_launches += c.launched;
+  stats().graph_node_updates += c.updated;
+}
+
 }  // namespace
 
-int64_t run(const std::vector<ExecItem> &items) {
+int64_t run(const std::vector<ExecItem> &items, runtime::LaunchGraph *graph) {
   const Placement placement = place_transients(items);
   LaunchArgs args = launch_args(items);
   size_t next_other = 0;
   int64_t work = 0;
   const bool tracing = trace::on();
   const int debug = debug_level();
+  if (debug >= 2 || tracing) graph = nullptr;
+  // Under a graph, nothing runs before its flush: what the launches read
+  // is released after that.
+  std::vector<uop::Buffer *> release_after;
+  auto release = [&](uop::Buffer *b) {
+    if (graph) {
+      release_after.push_back(b);
+    } else {
+      b->mem.reset();
+    }
+  };
   for (size_t k = 0; k < items.size(); k++) {
     const ExecItem &e = items[k];
     void **ptrs = args.ptrs.data() + args.first[k];
@@ -419,7 +443,10 @@ int64_t run(const std::vector<ExecItem> &items) {
     const double k0 = now_ms();
     if (debug >= 2 || tracing) {
       ms = runtime::default_device().timed_launch(*e.program, ptrs, e.global_size, e.parallel);
+    } else if (graph && graph->add(*e.program, ptrs, e.global_size)) {
+      ms = now_ms() - k0;
     } else {
+      if (graph) flush_graph(*graph);
       e.program->launch(ptrs, e.global_size, e.parallel);
       ms = now_ms() - k0;
     }
@@ -427,9 +454,9 @@ int64_t run(const std::vector<ExecItem> &items) {
     stats().kernel_seconds += ms * 1e-3;
     stats().kernels_run++;
     if (!placement.placed.empty() && k == placement.last)
-      for (uop::Buffer *b : placement.placed) b->mem.reset();
+      for (uop::Buffer *b : placement.placed) release(b);
     for (; next_other < placement.others.size() && placement.others[next_other].first == k; next_other++)
-      placement.others[next_other].second->mem.reset();
+      release(placement.others[next_other].second);
     record_launch(e);
     work += e.work;
     if (debug >= 2)
@@ -439,6 +466,8 @@ int64_t run(const std::vector<ExecItem> &items) {
                    static_cast<long long>(e.work), e.program->library() ? "  extern " : "",
                    e.program->library() ? (std::string(e.program->library()) + " " + e.program->describe(ptrs)).c_str() : "");
   }
+  if (graph) flush_graph(*graph);
+  for (uop::Buffer *b : release_after) b->mem.reset();
   stats().work += work;
   return work;
 }

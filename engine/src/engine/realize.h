@@ -43,8 +43,11 @@ std::vector<ExecItem> exec_items(const schedule::Schedule &sched);
 std::vector<ExecItem> exec_items_taking(schedule::Schedule &sched);
 // Runs them in order (allocating buffers on first use, releasing transient
 // ones after their last use; those the items both create and release share
-// one allocation, engine/arena.h); returns the work done.
-int64_t run(const std::vector<ExecItem> &items);
+// one allocation, engine/arena.h); returns the work done. With `graph` (a
+// JIT replay's, runtime/launch_graph.h), the generated kernels' launches go
+// into it and are submitted together, the transients released after that;
+// LOOM_DEBUG=2 and a trace time each launch by itself instead.
+int64_t run(const std::vector<ExecItem> &items, runtime::LaunchGraph *graph = nullptr);
 
 // Realizes the lazy outputs together (one schedule); returns each as a view
 // of a realized buffer.
@@ -68,6 +71,8 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 // loom::backends' switches (loom/backends.h says what each does).
 bool set_extern_gemm(bool on);
 bool extern_gemm();
+bool set_launch_graphs(bool on);
+bool launch_graphs();
 int64_t compile_ahead(const std::function<void()> &rehearsal);
 void synchronize();  // waits for the kernels the device has queued
 

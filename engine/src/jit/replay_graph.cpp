@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/realize.h"
 #include "loom/error.h"
+#include "runtime/device.h"
 
 namespace loom::jit {
 
@@ -141,9 +143,15 @@ void ReplayGraph::replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const
         break;
     }
   }
+  if (!engine::launch_graphs()) {
+    launches_.reset();
+  } else if (!launches_) {
+    launches_ = runtime::default_device().launch_graph();
+  }
+  if (launches_) launches_->begin();
   std::vector<engine::ExecItem> batch;
   auto flush = [&] {
-    if (!batch.empty()) engine::run(batch);
+    if (!batch.empty()) engine::run(batch, launches_.get());
     batch.clear();
   };
   for (size_t i = 0; i < steps_.size(); i++) {

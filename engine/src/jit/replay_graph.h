@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/capture.h"
+#include "runtime/launch_graph.h"
 #include "uop/buffer.h"
 
 namespace loom::jit {
@@ -57,7 +58,10 @@ class ReplayGraph {
   // Bound ones; the replay fills the others (Fresh: new buffers). A kernel's
   // runtime scalar tagged with a tag in `scalars` (tag, value) takes that
   // value (uop::Param). Throws loom::Error, before running anything, when an
-  // External buffer was freed.
+  // External buffer was freed. Where launch graphs are on
+  // (engine::set_launch_graphs) and the device has them, the kernels between
+  // two host steps go to the device as one graph, built on the first such
+  // replay and updated where a launch's buffers or scalars changed.
   void replay(std::vector<std::shared_ptr<uop::Buffer>> &bound, const std::string &who,
               const std::vector<std::pair<int64_t, double>> &scalars = {});
 
@@ -74,6 +78,7 @@ class ReplayGraph {
   std::vector<Slot> slots_;
   std::vector<std::pair<const uop::Buffer *, int>> index_;  // captured buffer -> slot, sorted
   int64_t planned_bytes_ = 0, intermediate_bytes_ = 0, peak_live_bytes_ = 0;
+  std::unique_ptr<runtime::LaunchGraph> launches_;  // while launch graphs are on
 };
 
 }  // namespace loom::jit

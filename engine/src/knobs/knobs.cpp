@@ -18,12 +18,13 @@ constexpr const char *kKnobs[] = {
     "LOOM_GEMM_MIN_MACS",
     "LOOM_SPLIT_MIN_LENGTH",
     "LOOM_JIT",
+    "LOOM_GRAPHS",
     "LOOM_NOOPT",
     "LOOM_THREADS",
     "LOOM_MARCH",
 };
 enum Index {
-  Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, NoOpt, Threads, March, kCount
+  Debug, Viz, CacheDir, Device, Beam, Extern, GemmMinMacs, SplitMinLength, Jit, Graphs, NoOpt, Threads, March, kCount
 };
 static_assert(std::size(kKnobs) == kCount, "one row per knob, in Index's order");
 
@@ -76,6 +77,7 @@ bool extern_gemm() { return integer(Extern, 1) != 0; }
 int64_t gemm_min_macs() { return integer(GemmMinMacs, int64_t{1} << 22); }
 int64_t split_min_length() { return integer(SplitMinLength, int64_t{1} << 15); }
 bool jit() { return !(raw(Jit) && *raw(Jit) == "0"); }
+bool graphs() { return raw(Graphs) && *raw(Graphs) == "1"; }
 // Read by every schedule and kernel: parsed once.
 bool noopt() {
   static const bool v = integer(NoOpt, 0) != 0;

@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/linearize.h"
 #include "codegen/pipeline.h"
+#include "runtime/launch_graph.h"
 #include "schedule/gemm_shape.h"
 
 namespace loom::runtime {
@@ -27,6 +29,9 @@ class Program {
   // An extern program's call as LOOM_DEBUG=2 prints it (its plan and the
   // alignment of the buffers `bufs` it would be given); "" for generated code.
   virtual std::string describe(void **) const { return {}; }
+  // The launch as a node of the device's LaunchGraph; nullopt where it can
+  // be none (the default: an extern program, a device without graphs).
+  virtual std::optional<GraphNode> graph_node(void **, int64_t) const { return std::nullopt; }
 };
 
 struct KernelSource {
@@ -79,6 +84,9 @@ class Device {
   // A library program for a canonical GEMM kernel (schedule/gemm_shape.h) taking
   // the same buffers, or nullptr where the device has none for it.
   virtual std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &) { return nullptr; }
+  // A new, empty graph of launches (runtime/launch_graph.h); nullptr where
+  // the device submits launches one at a time only.
+  virtual std::unique_ptr<LaunchGraph> launch_graph() { return nullptr; }
 };
 
 // The device LOOM_DEVICE names (default CPU). Raises, naming what is missing,

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "loom/autograd.h"
+#include "loom/backends.h"
 #include "loom/jit.h"
 #include "loom/nn.h"
 
@@ -147,10 +149,7 @@ void train(TrainRun &run, bool jit) {
   }
 }
 
-TEST(Jit, TrainingLoopIsBitwiseTheEagerLoop) {
-  TrainRun eager, jitted;
-  train(eager, false);
-  train(jitted, true);
+void expect_same_training(const TrainRun &eager, const TrainRun &jitted) {
   ASSERT_EQ(eager.losses.size(), jitted.losses.size());
   for (size_t i = 0; i < eager.losses.size(); i++)
     expect_same_bits(eager.losses[i], jitted.losses[i], "loss " + std::to_string(i));
@@ -165,6 +164,43 @@ TEST(Jit, TrainingLoopIsBitwiseTheEagerLoop) {
   EXPECT_EQ(values(b.step), std::vector<double>{30});
   // The losses move: the learning rate and the data reach the replays.
   EXPECT_NE(values(jitted.losses[10]), values(jitted.losses[13]));
+}
+
+TEST(Jit, TrainingLoopIsBitwiseTheEagerLoop) {
+  TrainRun eager, jitted;
+  train(eager, false);
+  train(jitted, true);
+  expect_same_training(eager, jitted);
+}
+
+// Where the device has launch graphs (a GPU's CUDA graphs; the CUDA
+// emulator's, which run each graph's own copy of its nodes): the loop with
+// its replays submitted as graphs is bitwise the eager loop. A replay after
+// the first builds no graph, submits one per stretch of kernels between host
+// steps (dropout's draws), and updates the nodes whose buffers changed (the
+// batch, the outputs), not the others.
+TEST(Jit, ReplaysAsLaunchGraphsAreBitwiseTheEagerLoop) {
+  if (std::string(backends::device()) == "cpu") GTEST_SKIP() << "the CPU device has no launch graphs";
+  const bool was = backends::set_launch_graphs(true);
+  TrainRun eager, graphed;
+  train(eager, false);
+  train(graphed, true);
+  expect_same_training(eager, graphed);
+
+  Model m(5);
+  Batches data;
+  Jit jit([&m](const JitArgs &a) { return m.train_step(a); });
+  for (int s = 0; s < 3; s++) jit({data.x[s], data.y[s]}, {0.01});  // record, capture, first replay
+  reset_run_stats();
+  jit({data.x[0], data.y[0]}, {0.02});
+  const RunStats st = run_stats();
+  backends::set_launch_graphs(was);
+  EXPECT_EQ(st.graphs_built, 0);
+  EXPECT_GE(st.graph_launches, 1);
+  EXPECT_LT(st.graph_launches, jit.info().kernels / 4);
+  EXPECT_GT(st.graph_node_updates, 0);
+  EXPECT_LT(st.graph_node_updates, jit.info().kernels / 2);
+  EXPECT_EQ(st.kernels_run, jit.info().kernels);
 }
 
 TEST(Jit, ReplayBuildsSchedulesAndCompilesNothing) {

@@ -41,7 +41,7 @@ class CudaProgram : public Program {
   // Asynchronous: returns once the launch is queued. A device splits no work
   // across host threads, so `parallel` is moot.
   void launch(void **bufs, int64_t global_size, bool /*parallel*/) const override {
-    const int64_t blocks = blocks_ > 0 ? blocks_ : (global_size + threads_ - 1) / threads_;
+    const int64_t blocks = grid(global_size);
     if (blocks <= 0) return;  // an empty kernel
     if (blocks > INT_MAX) throw Error("CUDA: kernel launch of " + std::to_string(blocks) + " blocks is too large");
     std::array<void *, 32> few;
@@ -56,11 +56,72 @@ class CudaProgram : public Program {
           "cuLaunchKernel");
   }
 
+  // Launched directly where empty or too large (launch says why).
+  std::optional<GraphNode> graph_node(void **bufs, int64_t global_size) const override {
+    const int64_t blocks = grid(global_size);
+    if (blocks <= 0 || blocks > INT_MAX) return std::nullopt;
+    return graph_launch(fn_, blocks, threads_, bufs, buffers_, params_);
+  }
+
  private:
+  int64_t grid(int64_t global_size) const { return blocks_ > 0 ? blocks_ : (global_size + threads_ - 1) / threads_; }
+
   CUmodule module_;
   CUfunction fn_;
   int64_t blocks_, threads_;
   size_t params_, buffers_;
+};
+
+// A CUDA graph per piece of launches (runtime/launch_graph.h): its kernel
+// nodes in a chain, each after the one before, submitted to the legacy
+// default stream like every other launch.
+class CudaGraph : public LaunchGraph {
+  struct Exec {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    std::vector<CUgraphNode> nodes;
+    ~Exec() {
+      if (exiting) return;
+      if (exec) driver().GraphExecDestroy(exec);
+      if (graph) driver().GraphDestroy(graph);
+    }
+  };
+  // The node's launch; `ptrs` holds the pointers to its values the driver copies.
+  static KernelNodeParams params(const GraphNode &n, std::vector<void *> &ptrs) {
+    ptrs.resize(n.args.size());
+    for (size_t i = 0; i < n.args.size(); i++) ptrs[i] = const_cast<uint64_t *>(&n.args[i]);
+    return {static_cast<CUfunction>(const_cast<void *>(n.fn)), n.blocks, 1, 1, n.threads, 1, 1, 0, ptrs.data(),
+            nullptr, nullptr, nullptr};
+  }
+
+ protected:
+  std::shared_ptr<void> build(const std::vector<GraphNode> &nodes) override {
+    bind_context();
+    const Driver &d = driver();
+    auto e = std::make_shared<Exec>();
+    check(d.GraphCreate(&e->graph, 0), "cuGraphCreate");
+    std::vector<void *> ptrs;
+    for (const GraphNode &n : nodes) {
+      const KernelNodeParams p = params(n, ptrs);
+      CUgraphNode node = nullptr;
+      check(d.GraphAddKernelNode(&node, e->graph, e->nodes.empty() ? nullptr : &e->nodes.back(), e->nodes.empty() ? 0 : 1, &p),
+            "cuGraphAddKernelNode");
+      e->nodes.push_back(node);
+    }
+    check(d.GraphInstantiate(&e->exec, e->graph, 0), "cuGraphInstantiate");
+    return e;
+  }
+  void update(void *exec, size_t i, const GraphNode &n) override {
+    auto *e = static_cast<Exec *>(exec);
+    std::vector<void *> ptrs;
+    const KernelNodeParams p = params(n, ptrs);
+    bind_context();
+    check(driver().GraphExecKernelNodeSetParams(e->exec, e->nodes.at(i), &p), "cuGraphExecKernelNodeSetParams");
+  }
+  void submit(void *exec) override {
+    bind_context();
+    check(driver().GraphLaunch(static_cast<Exec *>(exec)->exec, nullptr), "cuGraphLaunch");
+  }
 };
 
 // Whether `fn` takes exactly n parameters, where the driver can tell (else
@@ -204,6 +265,10 @@ class CudaDevice : public Device {
     const std::optional<CublasGemm> plan = cublas_gemm(g);
     void *handle = plan ? cublas_handle() : nullptr;
     return handle ? cublas_program(*plan, *cublas(), handle) : nullptr;
+  }
+
+  std::unique_ptr<LaunchGraph> launch_graph() override {
+    return driver().graphs() ? std::make_unique<CudaGraph>() : nullptr;
   }
 
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,

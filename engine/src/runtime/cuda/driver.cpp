@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <type_traits>
+
 #include "loom/error.h"
 #include "runtime/library.h"
 
@@ -77,7 +79,15 @@ State load() {
   need(d.EventSynchronize, "cuEventSynchronize");
   need(d.EventElapsedTime, "cuEventElapsedTime");
   need(d.EventDestroy, "cuEventDestroy_v2");
-  d.FuncGetParamInfo = reinterpret_cast<decltype(d.FuncGetParamInfo)>(dlsym(lib, "cuFuncGetParamInfo"));
+  auto optional = [lib](auto &fn, const char *symbol) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol)); };
+  optional(d.FuncGetParamInfo, "cuFuncGetParamInfo");
+  optional(d.GraphCreate, "cuGraphCreate");
+  optional(d.GraphAddKernelNode, "cuGraphAddKernelNode_v2");
+  optional(d.GraphInstantiate, "cuGraphInstantiateWithFlags");
+  optional(d.GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
+  optional(d.GraphLaunch, "cuGraphLaunch");
+  optional(d.GraphExecDestroy, "cuGraphExecDestroy");
+  optional(d.GraphDestroy, "cuGraphDestroy");
   std::string &m = s.missing;
   m = need.missing;
   if (!m.empty()) return s;

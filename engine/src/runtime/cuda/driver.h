@@ -16,6 +16,20 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphNode = struct CUgraphNode_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+
+// cuda.h's CUDA_KERNEL_NODE_PARAMS_v2: a kernel node's launch (the function
+// set, so `kern` and `ctx` are unused).
+struct KernelNodeParams {
+  CUfunction func;
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  void **params;
+  void **extra;
+  void *kern;
+  CUcontext ctx;
+};
 
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
@@ -55,6 +69,20 @@ struct Driver {
   // Optional (drivers of CUDA 12.4 and later; nullptr before): a kernel
   // parameter's offset and size, an error past the last parameter.
   CUresult (*FuncGetParamInfo)(CUfunction, size_t index, size_t *offset, size_t *size);
+  // Optional (nullptr where the driver lacks any of them: drivers before
+  // CUDA 12): graphs of kernel nodes, the _v2 entry points.
+  CUresult (*GraphCreate)(CUgraph *, unsigned flags);
+  CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *deps, size_t ndeps,
+                                 const KernelNodeParams *);                         // cuGraphAddKernelNode_v2
+  CUresult (*GraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long flags);  // cuGraphInstantiateWithFlags
+  CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const KernelNodeParams *);  // _v2
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*GraphExecDestroy)(CUgraphExec);
+  CUresult (*GraphDestroy)(CUgraph);
+  bool graphs() const {
+    return GraphCreate && GraphAddKernelNode && GraphInstantiate && GraphExecKernelNodeSetParams && GraphLaunch &&
+           GraphExecDestroy && GraphDestroy;
+  }
 };
 
 // Why the driver cannot be used, as a sentence naming what is missing (no

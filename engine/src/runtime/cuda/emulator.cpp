@@ -181,8 +181,9 @@ void run_block_fibers(Entry fn, void **bufs, unsigned blocks, unsigned threads) 
 
 class EmulatedProgram : public Program {
  public:
-  EmulatedProgram(void *handle, Entry fn, int64_t blocks, int64_t threads, bool synced)
-      : handle_(handle), fn_(fn), blocks_(blocks), threads_(threads), synced_(synced) {}
+  EmulatedProgram(void *handle, Entry fn, const KernelSource &k, bool synced)
+      : handle_(handle), fn_(fn), blocks_(k.blocks), threads_(k.threads), buffers_(k.buffers),
+        params_(k.buffers + k.vars), synced_(synced) {}
   ~EmulatedProgram() override { dlclose(handle_); }
   void launch(void **bufs, int64_t, bool) const override {
     const auto blocks = static_cast<unsigned>(blocks_), threads = static_cast<unsigned>(threads_);
@@ -190,12 +191,37 @@ class EmulatedProgram : public Program {
     for (unsigned b = 0; b < blocks; b++)
       for (unsigned t = 0; t < threads; t++) fn_(bufs, b, t, threads, nullptr);
   }
+  std::optional<GraphNode> graph_node(void **bufs, int64_t) const override {
+    return graph_launch(this, blocks_, threads_, bufs, buffers_, params_);
+  }
 
  private:
   void *handle_;
   Entry fn_;
   int64_t blocks_, threads_;
+  size_t buffers_, params_;
   bool synced_;
+};
+
+// A graph as the emulator runs one: each piece's own copy of its nodes,
+// launched in order at its submission, so a node whose update is missed
+// runs with its old arguments as on a GPU.
+class EmulatedGraph : public LaunchGraph {
+ protected:
+  std::shared_ptr<void> build(const std::vector<GraphNode> &nodes) override {
+    return std::make_shared<std::vector<GraphNode>>(nodes);
+  }
+  void update(void *exec, size_t i, const GraphNode &node) override {
+    static_cast<std::vector<GraphNode> *>(exec)->at(i) = node;
+  }
+  void submit(void *exec) override {
+    for (GraphNode &n : *static_cast<std::vector<GraphNode> *>(exec)) {
+      std::vector<void *> bufs(n.args.size());
+      for (size_t i = 0; i < bufs.size(); i++)
+        bufs[i] = i < n.buffers ? reinterpret_cast<void *>(static_cast<uintptr_t>(n.args[i])) : &n.args[i];
+      static_cast<const EmulatedProgram *>(n.fn)->launch(bufs.data(), 0, false);
+    }
+  }
 };
 
 // The translation unit of a kernel: the built-ins, its source and its entry point.
@@ -245,7 +271,7 @@ class EmulatorCompiler : public KernelCompiler {
     void *fn = open_symbol(e.path, "loom_emu_entry", handle, error);
     if (!fn) return nullptr;
     const KernelSource &k = *e.kernel;
-    return std::make_shared<EmulatedProgram>(handle, reinterpret_cast<Entry>(fn), k.blocks, k.threads, synchronizes(k));
+    return std::make_shared<EmulatedProgram>(handle, reinterpret_cast<Entry>(fn), k, synchronizes(k));
   }
 };
 
@@ -276,6 +302,7 @@ class Emulator : public Device {
     const std::optional<CublasGemm> plan = cublas_gemm(g);
     return plan ? cublas_program(*plan, emulated_cublas(), handle) : nullptr;
   }
+  std::unique_ptr<LaunchGraph> launch_graph() override { return std::make_unique<EmulatedGraph>(); }
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {
     return compile_cached(compiler_, kernels, stats);
