@@ -25,6 +25,7 @@
 #include "runtime/device.h"
 #include "runtime/cuda/cublas.h"
 #include "schedule/gemm.h"
+#include "schedule/gemm_split_k.h"
 #include "uop/graph.h"
 
 namespace loom {
@@ -299,6 +300,35 @@ TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {
     expect_close(float_values(mm), want_mm);
     expect_close(float_values(cv), want_conv);
   }
+}
+
+// Split-K (schedule/gemm_split_k.h): a GEMM of few outputs and a long sum
+// (a covariance) is a batch of GEMMs over chunks of 4096 terms, each a
+// partial sum, and an epilogue adding the partials; generated and extern,
+// within float32 rounding of the sum in double. Many outputs keep one sum
+// each.
+TEST(GemmSplit, AGemmOfFewOutputsAndALongSumAddsPartialSumsOfChunks) {
+  if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  const std::vector<float> av = float_values(Tensor::randn({16, 65536})), bv = float_values(Tensor::randn({65536, 12}));
+  const std::vector<double> want = matmul_relu(av, bv, 16, 65536, 12, false);
+  for (bool ext : {false, true}) {
+    SCOPED_TRACE(ext ? "extern" : "generated");
+    testing::ExternGemm setting(ext);
+    const Tensor a = Tensor::from_vector({av.begin(), av.end()}, {16, 65536});
+    const Tensor b = Tensor::from_vector({bv.begin(), bv.end()}, {65536, 12});
+    const Tensor c = a.matmul(b);
+    const schedule::Schedule s = schedule::create_schedule({c.uop()});
+    ASSERT_EQ(names(s), std::vector<std::string>({"gemm_16_16_12_4096", "E_16_1_12"}));
+    ASSERT_TRUE(s.items[0].gemm);
+    EXPECT_EQ(s.items[0].gemm->batch, Shape{16});
+    EXPECT_EQ(s.items[0].gemm->k, 4096);
+    expect_close(float_values(c), want);
+  }
+  const Tensor wide = Tensor::randn({256, 8192}).realize(), tall = Tensor::randn({8192, 128}).realize();
+  EXPECT_EQ(names(schedule::create_schedule({wide.matmul(tall).uop()})), std::vector<std::string>{"gemm_256_128_8192"});
+  EXPECT_EQ(schedule::k_chunks(16 * 12, 4801), 1);       // too few terms
+  EXPECT_EQ(schedule::k_chunks(144, 4805000), 1000);     // the most chunks of 4096 or more that divide the terms
+  EXPECT_EQ(schedule::k_chunks(144, 1000003), 1);        // a prime: no divisor
 }
 
 TEST(GemmSplit, ScratchBuffersAreFreedAndWorkIsTheGraphs) {

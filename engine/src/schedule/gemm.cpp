@@ -7,9 +7,12 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "knobs/knobs.h"
+#include "schedule/gemm_split_k.h"
 #include "schedule/parts.h"
 #include "schedule/schedule_cache.h"
 #include "uop/graph.h"
@@ -346,12 +349,23 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
   return UOp::make(Op::View, DType::Float32, {widened}, to_gemm(mat));
 }
 
+// The operands' views chunked for split-K (schedule/gemm_split_k.h), or
+// nullopt where the GEMM keeps one sum per output.
+std::optional<std::pair<UOpRef, UOpRef>> split_k(const MatrixPlan &plan, int64_t batch, size_t nb, const UOpRef &va,
+                                                 const UOpRef &vb, int64_t &chunks) {
+  chunks = k_chunks(batch * plan.m * plan.n, plan.kn);
+  const std::optional<ShapeTracker> sa = chunks > 1 ? chunked(va->arg_as<ShapeTracker>(), nb, chunks) : std::nullopt,
+                                    sb = sa ? chunked(vb->arg_as<ShapeTracker>(), nb, chunks) : std::nullopt;
+  if (!sb) return std::nullopt;
+  return std::pair{UOp::make(Op::View, va->dtype, {va->src[0]}, *sa), UOp::make(Op::View, vb->dtype, {vb->src[0]}, *sb)};
+}
+
 // The GEMM of the operands' views `va` and `vb`, writing the kernel's output
 // itself when the kernel stores nothing but the sum in the output's order,
 // else a scratch buffer an epilogue (the kernel's value with the sum read
-// back from it) reads.
-void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, const UOpRef &va,
-              const UOpRef &vb) {
+// back from it) reads. Split-K: the GEMM writes a partial sum per chunk of
+// terms (a batch axis after the others), which the epilogue adds up.
+void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, UOpRef va, UOpRef vb) {
   const UOpRef &store = ast->src[0];
   const UOpRef &value = store->src[1];
   const Shape &s = pr.s;
@@ -359,11 +373,18 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   const size_t nb = prefix.size();
   Shape c_shape;
   for (int64_t d : prefix) c_shape.push_back(s[static_cast<size_t>(d)]);
+  int64_t chunks = 1;
+  if (auto v = split_k(plan, shape::prod(c_shape), nb, va, vb, chunks)) {
+    std::tie(va, vb) = *v;
+    c_shape.push_back(chunks);
+  } else {
+    chunks = 1;
+  }
   Shape reduced_shape = c_shape;
   reduced_shape.insert(reduced_shape.end(), {plan.m, 1, plan.n});
   c_shape.insert(c_shape.end(), {plan.m, plan.n});
   const UOpRef sum = UOp::make(Op::ReduceAxis, DType::Float32, {UOp::make(Op::Mul, DType::Float32, {va, vb})},
-                               uop::ReduceArg{Op::Add, {static_cast<int64_t>(nb) + 1}});
+                               uop::ReduceArg{Op::Add, {static_cast<int64_t>(c_shape.size()) - 1}});
   const UOpRef c = UOp::make(Op::View, DType::Float32, {sum}, ShapeTracker::from_shape(reduced_shape).reshape(c_shape));
   std::vector<int64_t> order = prefix;
   order.insert(order.end(), rows.begin(), rows.end());
@@ -376,9 +397,9 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
       if (!v->arg_as<ShapeTracker>().contiguous() || shape::prod(v->arg_as<ShapeTracker>().shape()) != numel) return false;
     return v == r;
   };
-  const bool direct = order == pr.out && in_order(value);
+  const bool direct = order == pr.out && in_order(value) && chunks == 1;
   std::vector<int64_t> gemm_dims = c_shape;
-  gemm_dims.push_back(plan.kn);
+  gemm_dims.push_back(plan.kn / chunks);
   const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
   if (direct) {
     split.parts.push_back(make_part(c, 0, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
@@ -386,19 +407,34 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   }
   const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
-  Shape c_axes;  // the GEMM's result with its axes unmerged, in `order`
+  Shape c_axes;  // the GEMM's result with its axes unmerged, in `order` (the chunks after the prefix)
   std::vector<int64_t> to_output;
   for (int64_t d : order) c_axes.push_back(s[static_cast<size_t>(d)]);
   for (int64_t d : pr.out)
     to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
-  const ShapeTracker read_back = ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r));
+  const UOpRef c_buf = global(DType::Float32, c_ref);
+  UOpRef read_back;
+  if (chunks == 1) {
+    read_back = UOp::make(Op::View, DType::Float32, {c_buf},
+                          ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r)));
+  } else {  // the partials' sum: the chunks axis last, then added up
+    c_axes.insert(c_axes.begin() + static_cast<std::ptrdiff_t>(nb), chunks);
+    std::vector<int64_t> perm;
+    for (int64_t i : to_output) perm.push_back(i < static_cast<int64_t>(nb) ? i : i + 1);
+    perm.push_back(static_cast<int64_t>(nb));
+    Shape with_chunks = uop::shape_of(r);
+    with_chunks.push_back(chunks);
+    const UOpRef partials =
+        UOp::make(Op::View, DType::Float32, {c_buf}, ShapeTracker::from_shape(c_axes).permute(perm).reshape(with_chunks));
+    const UOpRef added = UOp::make(Op::ReduceAxis, DType::Float32, {partials},
+                                   uop::ReduceArg{Op::Add, {static_cast<int64_t>(with_chunks.size()) - 1}});
+    with_chunks.back() = 1;
+    read_back = UOp::make(Op::View, DType::Float32, {added},
+                          ShapeTracker::from_shape(with_chunks).reshape(uop::shape_of(r)));
+  }
   std::unordered_map<const UOp *, UOpRef> memo;
-  const UOpRef epilogue = uop::replace_nodes(
-      value,
-      [&](const UOpRef &u) -> UOpRef {
-        return u == r ? UOp::make(Op::View, DType::Float32, {global(DType::Float32, c_ref)}, read_back) : nullptr;
-      },
-      memo);
+  const UOpRef epilogue =
+      uop::replace_nodes(value, [&](const UOpRef &u) -> UOpRef { return u == r ? read_back : nullptr; }, memo);
   split.parts.push_back(make_part(epilogue, 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
                                   dims_name("E", store->arg_as<ShapeTracker>().shape())));
 }
