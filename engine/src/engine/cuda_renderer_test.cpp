@@ -10,6 +10,7 @@
 #include "engine/testing/extern_gemm.h"
 #include "engine/testing/gemm_settings.h"
 #include "knobs/knobs.h"
+#include "loom/autograd.h"
 #include "loom/nn.h"
 #include "loom/tensor.h"
 #include "codegen/pipeline.h"
@@ -201,16 +202,21 @@ TEST(HalfMatmul, IsTheSumOfTheOperandsProductsToTheDtypesRounding) {
   }
 }
 
-// A convolution of halves large enough for the GEMM split: its windows pack
-// into a half buffer and the GEMM is a half one (on tensor cores on CUDA);
-// its values are the float32 convolution's of the same halves, to the
-// dtype's rounding.
+// A convolution of halves large enough for the GEMM split: where its
+// windows pack (no template or library reads them in place), they pack into
+// a half buffer and the GEMM is a half one (on tensor cores on CUDA); its
+// values, every way it runs, are the float32 convolution's of the same
+// halves, to the dtype's rounding.
 TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
   testing::MinMacs all(0);
   for (DType dt : {DType::Float16, DType::BFloat16}) {
     Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
     const Tensor y = nn::conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
-    const std::vector<engine::RenderedKernel> ks = engine::render({y.uop()});
+    std::vector<engine::RenderedKernel> ks;
+    {
+      testing::GemmGathers packs(testing::kNoGathers);
+      ks = engine::render({y.uop()});
+    }
     bool mma = false, half_pack = false;
     for (const auto &k : ks) {
       mma |= k.cuda_source.find("loom_mma_") != std::string::npos;
@@ -229,6 +235,56 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
         ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << (ext ? "extern " : "generated ") << i;
     }
   }
+}
+
+// Beside cuDNN (the CUDA device's where libcudnn loads, the emulator's
+// emulated one), a half convolution's windows are no pack: its GEMM is one
+// cudnnConvolutionForward call, at stride 1 and 2, with and without padding,
+// dilated, over an image that is a view; the values are the float32
+// convolution's to the dtype's rounding.
+TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
+  if (!runtime::default_device().extern_convs()) GTEST_SKIP() << "no extern convolutions on this device";
+  if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::MinMacs all(0);
+  testing::ExternGemm on(true);
+  struct Case {
+    int64_t stride, pad, dilation;
+    bool sliced;  // the image a view: every other column of a wider one
+  };
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (const Case &c : {Case{1, 1, 1, false}, Case{2, 1, 1, false}, Case{1, 0, 1, false}, Case{1, 2, 2, false},
+                          Case{1, 1, 1, true}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " stride " + std::to_string(c.stride) + " pad " + std::to_string(c.pad) +
+                   " dilation " + std::to_string(c.dilation) + (c.sliced ? " sliced" : ""));
+      Tensor x = Tensor::randn({2, 3, 9, c.sliced ? 18 : 9}).cast(dt).realize();
+      if (c.sliced) x = x.slice(3, 0, std::nullopt, 2);
+      const Tensor w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+      const Tensor y = nn::conv2d(x, w, std::nullopt, c.stride, c.pad, c.dilation);
+      int cudnn = 0;
+      for (const engine::RenderedKernel &k : engine::render({y.uop()})) {
+        EXPECT_NE(k.name.rfind("pack", 0), 0u) << k.name;
+        cudnn += k.library == "cudnn conv";
+      }
+      EXPECT_EQ(cudnn, 1);
+      const HostTensor got = y.to_host();
+      const HostTensor want =
+          nn::conv2d(x.cast(DType::Float32), w.cast(DType::Float32), std::nullopt, c.stride, c.pad, c.dilation).to_host();
+      ASSERT_EQ(got.numel(), want.numel());
+      const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+      for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+    }
+  // A weight gradient sums over the images (no batch): its windows pack, for cuBLAS.
+  const Tensor x = Tensor::randn({2, 3, 9, 9}).cast(DType::Float16).realize();
+  Tensor w = Tensor::randn({5, 3, 3, 3}).cast(DType::Float16).realize();
+  w.requires_grad_();
+  const Tensor loss = nn::conv2d(x, w, std::nullopt, 1, 1).cast(DType::Float32).sum();
+  int packs = 0, cudnn = 0;
+  for (const engine::RenderedKernel &k : engine::render({autograd::grad({loss}, {w})[0].uop()})) {
+    packs += k.name.rfind("pack", 0) == 0;
+    cudnn += k.library == "cudnn conv";
+  }
+  EXPECT_GE(packs, 1);
+  EXPECT_EQ(cudnn, 0);
 }
 
 // Without an extern GEMM, the tensor-core GEMM reads a half convolution's

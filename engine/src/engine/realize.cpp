@@ -195,13 +195,16 @@ void clear_kernel_cache() {
 }
 
 bool set_extern_gemm(bool on) {
+  runtime::Device &dev = runtime::default_device();
   // Libraries and the packed template read either orientation alike.
-  schedule::set_gemm_packs_transposed(on || runtime::default_device().target().packed_gemm);
-  // The templates that gather: the C target's of float32, the CUDA target's of halves.
-  const codegen::Target &t = runtime::default_device().target();
+  schedule::set_gemm_packs_transposed(on || dev.target().packed_gemm);
+  // The templates that gather: the C target's of float32, the CUDA target's
+  // of halves (beside a library, where it takes convolutions: cuDNN).
+  const codegen::Target &t = dev.target();
   using schedule::Gathers;
   schedule::set_gemm_gathers(t.packed_gemm    ? schedule::GatherRule{on ? Gathers::FewRows : Gathers::All, false}
-                             : t.tensor_cores ? schedule::GatherRule{on ? Gathers::Off : Gathers::All, true}
+                             : t.tensor_cores ? schedule::GatherRule{on && !dev.extern_convs() ? Gathers::Off : Gathers::All,
+                                                                     true, on}
                                               : schedule::GatherRule{});
   auto &cache = kernel_cache();
   std::lock_guard<std::mutex> l(cache.mu);
@@ -210,6 +213,16 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return g_extern.load(); }
+namespace {
+
+// The GEMM split follows the device (its templates, its extern GEMMs) from
+// the first schedule on.
+void follow_device() {
+  static const bool once = (set_extern_gemm(g_extern.load()), true);
+  (void)once;
+}
+
+}  // namespace
 bool set_launch_graphs(bool on) { return g_graphs.exchange(on); }
 bool launch_graphs() { return g_graphs.load(); }
 void synchronize() { runtime::default_device().synchronize(); }
@@ -297,6 +310,7 @@ std::string bound_str(const schedule::ScheduleItem &item) {
 }  // namespace
 
 std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs) {
+  follow_device();
   std::vector<RenderedKernel> out;
   for (auto &item : schedule::create_schedule(outputs).items) {
     const codegen::KernelSpec p = codegen::kernel_spec(item);
@@ -493,6 +507,7 @@ void rehearse(const schedule::Schedule &sched) {
 }  // namespace
 
 std::vector<uop::UOpRef> realize(const std::vector<uop::UOpRef> &outputs) {
+  follow_device();
   const double t0 = now_ms();
   const bool tracing = trace::on() && !t_rehearsing;  // first: LOOM_VIZ starts recording here
   schedule::Schedule sched = schedule::create_schedule(outputs);

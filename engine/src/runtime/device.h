@@ -84,6 +84,10 @@ class Device {
   // A library program for a canonical GEMM kernel (schedule/gemm_shape.h) taking
   // the same buffers, or nullptr where the device has none for it.
   virtual std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &) { return nullptr; }
+  // Whether extern_gemm takes GEMMs whose B is a convolution's windows read
+  // through their views (a convolution library's), so the GEMM split should
+  // leave half windows unpacked beside the extern GEMM.
+  virtual bool extern_convs() const { return false; }
   // A new, empty graph of launches (runtime/launch_graph.h); nullptr where
   // the device submits launches one at a time only.
   virtual std::unique_ptr<LaunchGraph> launch_graph() { return nullptr; }

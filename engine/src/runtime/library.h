@@ -4,9 +4,21 @@
 #pragma once
 #include <dlfcn.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace loom::runtime {
+
+// The first of `sonames` that loads (RTLD_NOW | RTLD_LOCAL), else nullptr,
+// each failure's message appended to `errors`, a line each.
+inline void *open_first(std::initializer_list<const char *> sonames, std::string &errors) {
+  for (const char *so : sonames) {
+    if (void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)) return lib;
+    const char *e = dlerror();
+    errors += std::string("\n  ") + (e ? e : so);
+  }
+  return nullptr;
+}
 
 // Finds entry points by name in a loaded library. The first one it lacks
 // becomes `missing`: "<library> has no <symbol><why>".

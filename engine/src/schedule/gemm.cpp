@@ -44,11 +44,12 @@ std::atomic<GatherRule> g_gathers{
     knobs::device() == "CPU" ? GatherRule{knobs::extern_gemm() ? Gathers::FewRows : Gathers::All, false}
                              : GatherRule{knobs::extern_gemm() ? Gathers::Off : Gathers::All, true}};
 
-// Whether a GEMM of m rows reads a B of halves (`half`) or of float32
-// through its views (GemmOperand::view).
-bool gathers(int64_t m, bool half) {
+// Whether a GEMM of m rows, `batched` or not, reads a B of halves (`half`)
+// or of float32 through its views (GemmOperand::view).
+bool gathers(int64_t m, bool half, bool batched) {
   const GatherRule g = g_gathers.load();
-  return g.halves == half && (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
+  return g.halves == half && (batched || !g.batched) &&
+         (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
 }
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
@@ -314,7 +315,7 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     // (the views are then the buffer's).
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
     const bool runs = across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown;
-    if (!is_a && gathers(t.g[t.g.size() - 3], half.has_value()) &&
+    if (!is_a && gathers(t.g[t.g.size() - 3], half.has_value(), t.g.size() > 3) &&
         (half ? e->src[0]->src[0]->arg_as<ShapeTracker>().contiguous() : runs))
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
   }
@@ -495,7 +496,8 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   if (o.slot == 0) return std::nullopt;
   if (!st.single_plain()) {  // B gathered through its views, not depending on m
     const shape::View &top = st.views.back();
-    if (unused != row - 1 || !gathers(g[unused], in != DType::Float32) || (top.strides[unused] != 0 && g[unused] != 1) ||
+    if (unused != row - 1 || !gathers(g[unused], in != DType::Float32, g.size() > 3) ||
+        (top.strides[unused] != 0 && g[unused] != 1) ||
         (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
       return std::nullopt;
     o.view = std::make_shared<const ShapeTracker>(st);

@@ -57,14 +57,17 @@ bool set_gemm_packs_transposed(bool on);
 // a library reads only strided matrices. `which`: All where the template
 // runs every GEMM, FewRows beside a library (the GEMMs whose pack would cost
 // more than the library gains, those of few rows: the first layers of a
-// convolutional net), Off where no template gathers. The engine sets it from
-// LOOM_EXTERN and the device's target (default: on the CPU device FewRows of
-// float32 operands, All with LOOM_EXTERN=0; on CUDA Off, All of halves with
-// LOOM_EXTERN=0). Returns the previous rule.
+// convolutional net), Off where no template gathers. `batched`: only the
+// GEMMs with a batch axis, beside a convolution library (cuDNN) whose
+// forward convolutions, batched over images, it takes (the others then run
+// as the template). The engine sets it from LOOM_EXTERN and the device
+// (default: on the CPU device FewRows of float32 operands, All with
+// LOOM_EXTERN=0; on CUDA Off, batched GEMMs of halves beside cuDNN, All of
+// halves with LOOM_EXTERN=0). Returns the previous rule.
 enum class Gathers { Off, FewRows, All };
 struct alignas(8) GatherRule {  // one 8-byte word: its std::atomic is lock-free, no libatomic call
   Gathers which = Gathers::Off;
-  bool halves = false;
+  bool halves = false, batched = false;
   bool operator==(const GatherRule &) const = default;
 };
 GatherRule set_gemm_gathers(GatherRule rule);

@@ -22,13 +22,9 @@ struct Loaded {
 // ABI loom's declarations follow, then the toolkit's own copy.
 Loaded load() {
   Loaded l;
-  void *lib = nullptr;
   std::string errors;
-  for (const char *so : {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so"}) {
-    if ((lib = dlopen(so, RTLD_NOW | RTLD_LOCAL))) break;
-    const char *e = dlerror();
-    errors += std::string("\n  ") + (e ? e : so);
-  }
+  void *lib =
+      open_first({"libcublas.so", "libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so"}, errors);
   if (!lib) {
     l.missing = "CUDA: cuBLAS (libcublas.so) not found:" + errors;
     return l;

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "loom/host.h"
 #include "runtime/cuda/cublas.h"
+#include "runtime/cuda/emulated_elements.h"
 #include "runtime/cuda/emulator.h"
 
 namespace loom::runtime::cuda {
@@ -18,19 +18,9 @@ int g_handle;  // what the emulated cublasCreate hands out
 
 bool supported_type(int t) { return t == kCudaR32F || t == kCudaR16F || t == kCudaR16BF; }
 
-float read(const void *base, int type, int64_t i) {
-  if (type == kCudaR32F) return static_cast<const float *>(base)[i];
-  const uint16_t bits = static_cast<const uint16_t *>(base)[i];
-  return type == kCudaR16F ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
-}
-
-void write(void *base, int type, int64_t i, float v) {
-  if (type == kCudaR32F) {
-    static_cast<float *>(base)[i] = v;
-    return;
-  }
-  static_cast<uint16_t *>(base)[i] = type == kCudaR16F ? float_to_half_bits(v) : float_to_bf16_bits(v);
-}
+DType dtype(int type) { return type == kCudaR32F ? DType::Float32 : type == kCudaR16F ? DType::Float16 : DType::BFloat16; }
+float read(const void *base, int type, int64_t i) { return load_float(base, dtype(type), i); }
+void write(void *base, int type, int64_t i, float v) { store_float(base, dtype(type), i, v); }
 
 int create(void **handle) {
   *handle = &g_handle;

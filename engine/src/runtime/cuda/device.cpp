@@ -10,6 +10,7 @@
 #include "renderer/cuda_renderer.h"
 #include "runtime/cuda/cublas.h"
 #include "runtime/cuda/cuda.h"
+#include "runtime/cuda/cudnn.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/nvrtc.h"
 #include "runtime/compile_cache.h"
@@ -260,12 +261,24 @@ class CudaDevice : public Device {
 
   std::string cache_file(const KernelSource &kernel) override { return cache_entry(compiler_, kernel).path; }
 
-  // cuBLAS where it loads and makes a handle on this GPU; else generated code.
+  // cuDNN for a convolution's gathered windows, cuBLAS for strided operands,
+  // where they load and make a handle on this GPU; else generated code.
   std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
+    if (g.b.view) {  // where cuDNN finds no algorithm for it, the tensor-core template's implicit GEMM
+      const std::optional<CudnnConv> conv = cudnn_conv(g);
+      void *handle = conv ? cudnn_handle() : nullptr;
+      try {
+        return handle ? cudnn_program(*conv, *cudnn(), handle, [this](size_t b) { return allocate(b); }) : nullptr;
+      } catch (const Error &) {
+        return nullptr;
+      }
+    }
     const std::optional<CublasGemm> plan = cublas_gemm(g);
     void *handle = plan ? cublas_handle() : nullptr;
     return handle ? cublas_program(*plan, *cublas(), handle) : nullptr;
   }
+
+  bool extern_convs() const override { return cudnn_handle() != nullptr; }
 
   std::unique_ptr<LaunchGraph> launch_graph() override {
     return driver().graphs() ? std::make_unique<CudaGraph>() : nullptr;
@@ -280,6 +293,16 @@ class CudaDevice : public Device {
  private:
   // One handle in the primary context, made on first use and kept; nullptr
   // when cuBLAS is missing or cannot initialize.
+  static void *cudnn_handle() {
+    static void *const handle = []() -> void * {
+      const CudnnApi *api = cudnn();
+      if (!api) return nullptr;
+      bind_context();
+      void *h = nullptr;
+      return api->create(&h) == 0 ? h : nullptr;
+    }();
+    return handle;
+  }
   static void *cublas_handle() {
     static void *const handle = []() -> void * {
       const CublasApi *api = cublas();

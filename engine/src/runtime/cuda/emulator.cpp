@@ -294,6 +294,16 @@ class Emulator : public Device {
   void copy(void *dst, const void *src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   std::string cache_file(const KernelSource &k) override { return cache_entry(compiler_, k).path; }
   std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
+    if (g.b.view) {
+      static void *const conv_handle = [] {
+        void *h = nullptr;
+        emulated_cudnn().create(&h);
+        return h;
+      }();
+      const std::optional<CudnnConv> conv = cudnn_conv(g);
+      return conv ? cudnn_program(*conv, emulated_cudnn(), conv_handle, [this](size_t b) { return allocate(b); })
+                  : nullptr;
+    }
     static void *const handle = [] {
       void *h = nullptr;
       emulated_cublas().create(&h);
@@ -302,6 +312,7 @@ class Emulator : public Device {
     const std::optional<CublasGemm> plan = cublas_gemm(g);
     return plan ? cublas_program(*plan, emulated_cublas(), handle) : nullptr;
   }
+  bool extern_convs() const override { return true; }
   std::unique_ptr<LaunchGraph> launch_graph() override { return std::make_unique<EmulatedGraph>(); }
   std::vector<std::shared_ptr<const Program>> compile(const std::vector<KernelSource> &kernels,
                                                       CompileStats &stats) override {

@@ -8,10 +8,12 @@
 // through the device. It checks what the CUDA renderer computes where no GPU
 // is: the engine tests and the conformance suite run on it unchanged. It
 // says nothing about speed, NVRTC or the driver (replay.CudaKernelsCompile
-// compiles every kernel with NVRTC). Its extern GEMM is the CUDA device's
-// (runtime/cuda/cublas.h) calling an emulated cuBLAS.
+// compiles every kernel with NVRTC). Its extern GEMM and convolution are the
+// CUDA device's (runtime/cuda/cublas.h, cudnn.h) calling an emulated cuBLAS
+// and cuDNN.
 #pragma once
 #include "runtime/cuda/cublas.h"
+#include "runtime/cuda/cudnn.h"
 #include "runtime/device.h"
 
 namespace loom::runtime::cuda {
@@ -20,5 +22,7 @@ Device &emulator();
 // cublasGemmStridedBatchedEx and the calls around it, computed on the CPU
 // as cuBLAS documents them (runtime/cuda/cublas_emulated.cpp).
 const CublasApi &emulated_cublas();
+// cudnnConvolutionForward and its descriptors, likewise (cudnn_emulated.cpp).
+const CudnnApi &emulated_cudnn();
 
 }  // namespace loom::runtime::cuda

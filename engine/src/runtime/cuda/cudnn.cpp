@@ -1,0 +1,232 @@
+#include "runtime/cuda/cudnn.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <numeric>
+#include <vector>
+
+#include "loom/error.h"
+#include "runtime/library.h"
+#include "shape/view.h"
+
+namespace loom::runtime::cuda {
+
+namespace {
+
+struct Loaded {
+  CudnnApi api{};
+  std::string missing;  // "" when usable
+};
+
+Loaded load() {
+  Loaded l;
+  std::string errors;
+  void *lib = open_first({"libcudnn.so.9", "libcudnn.so", "/usr/local/cuda/lib64/libcudnn.so.9"}, errors);
+  if (!lib) {
+    l.missing = "CUDA: cuDNN (libcudnn.so.9) not found:" + errors;
+    return l;
+  }
+  Symbols need(lib, "CUDA: libcudnn", " (cuDNN 9 is needed)");
+  CudnnApi &a = l.api;
+  need(a.create, "cudnnCreate");
+  need(a.create_tensor, "cudnnCreateTensorDescriptor");
+  need(a.set_tensor_4d, "cudnnSetTensor4dDescriptorEx");
+  need(a.destroy_tensor, "cudnnDestroyTensorDescriptor");
+  need(a.create_filter, "cudnnCreateFilterDescriptor");
+  need(a.set_filter_4d, "cudnnSetFilter4dDescriptor");
+  need(a.destroy_filter, "cudnnDestroyFilterDescriptor");
+  need(a.create_conv, "cudnnCreateConvolutionDescriptor");
+  need(a.set_conv_2d, "cudnnSetConvolution2dDescriptor");
+  need(a.set_conv_math, "cudnnSetConvolutionMathType");
+  need(a.destroy_conv, "cudnnDestroyConvolutionDescriptor");
+  need(a.forward_algos, "cudnnGetConvolutionForwardAlgorithm_v7");
+  need(a.forward, "cudnnConvolutionForward");
+  need(a.transform, "cudnnTransformTensor");
+  need(a.status_string, "cudnnGetErrorString");
+  l.missing = need.missing;
+  return l;
+}
+
+const Loaded &loaded() {
+  static const Loaded l = load();
+  return l;
+}
+
+bool fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// The image's strides along its height and width from the windows' view
+// straight over the buffer (no padding): the gcd of the tap's and the
+// output's strides along each (a common factor of dilation and stride then
+// reads every second element of a narrower image: the same sums); 0 where
+// neither axis moves (that extent 1).
+int64_t image_stride(int64_t taps, int64_t tap_stride, int64_t outs, int64_t out_stride) {
+  return std::gcd(taps > 1 ? tap_stride : 0, outs > 1 ? out_stride : 0);
+}
+
+// The windows over the image as they read it: x's strides, its offset, the
+// padding, and the taps' and outputs' steps in image elements. False where
+// the views are no convolution cuDNN takes.
+bool read_image(const shape::ViewStack &views, const shape::View &win, CudnnConv &c, int64_t strides[4]) {
+  const shape::Strides &ws = win.strides;
+  const int64_t R = c.r, S = c.s, Ho = c.out_h, Wo = c.out_w;
+  int64_t dil_h = 1, dil_w = 1, st_h = 1, st_w = 1, offset = win.offset, h = 0, w = 0;
+  if (views.size() == 2) {  // the windows straight over x
+    const int64_t sh = image_stride(R, ws[2], Ho, ws[4]), sw = image_stride(S, ws[3], Wo, ws[5]);
+    if (sh <= 0 || sw <= 0) return false;
+    strides[0] = ws[0], strides[1] = ws[1], strides[2] = sh, strides[3] = sw;
+    dil_h = R > 1 ? ws[2] / sh : 1, st_h = Ho > 1 ? ws[4] / sh : 1;
+    dil_w = S > 1 ? ws[3] / sw : 1, st_w = Wo > 1 ? ws[5] / sw : 1;
+    h = (Ho - 1) * st_h + (R - 1) * dil_h + 1, w = (Wo - 1) * st_w + (S - 1) * dil_w + 1;
+  } else {  // the windows over the padded image, row-major; its view over x, zero where masked
+    const shape::View &pad = views[0];
+    if (pad.shape.size() != 4 || pad.shape[0] != c.n || pad.shape[1] != c.c || win.offset != 0) return false;
+    const int64_t hp = pad.shape[2], wp = pad.shape[3];
+    if ((c.n > 1 && ws[0] != c.c * hp * wp) || (c.c > 1 && ws[1] != hp * wp)) return false;
+    if ((R > 1 && ws[2] % wp) || (Ho > 1 && ws[4] % wp)) return false;
+    dil_h = R > 1 ? ws[2] / wp : 1, st_h = Ho > 1 ? ws[4] / wp : 1;
+    dil_w = S > 1 ? ws[3] : 1, st_w = Wo > 1 ? ws[5] : 1;
+    int64_t lo[4] = {0, 0, 0, 0}, hi[4] = {c.n, c.c, hp, wp};
+    if (pad.mask)
+      for (size_t d = 0; d < 4; d++) lo[d] = (*pad.mask)[d].first, hi[d] = (*pad.mask)[d].second;
+    if (lo[0] != 0 || hi[0] != c.n || lo[1] != 0 || hi[1] != c.c) return false;
+    c.pad_h = static_cast<int>(lo[2]), c.pad_w = static_cast<int>(lo[3]);
+    h = hi[2] - lo[2], w = hi[3] - lo[3];
+    for (size_t d = 0; d < 4; d++) strides[d] = pad.strides[d];
+    offset = pad.offset + lo[2] * pad.strides[2] + lo[3] * pad.strides[3];
+    // cuDNN pads both sides alike: its output size must be the views'.
+    if ((h + 2 * c.pad_h - dil_h * (R - 1) - 1) / st_h + 1 != Ho || (w + 2 * c.pad_w - dil_w * (S - 1) - 1) / st_w + 1 != Wo)
+      return false;
+  }
+  for (int64_t v : {dil_h, dil_w, st_h, st_w, h, w})
+    if (!fits(v) || v == 0) return false;
+  if (!fits(offset)) return false;
+  c.dil_h = static_cast<int>(dil_h), c.dil_w = static_cast<int>(dil_w);
+  c.stride_h = static_cast<int>(st_h), c.stride_w = static_cast<int>(st_w);
+  c.h = static_cast<int>(h), c.w = static_cast<int>(w);
+  c.x_offset = offset;
+  return true;
+}
+
+class CudnnProgram : public Program {
+ public:
+  CudnnProgram(const CudnnConv &c, const CudnnApi &api, void *handle,
+               const std::function<std::shared_ptr<void>(size_t)> &allocate)
+      : c_(c), api_(api), handle_(handle) {
+    check(api.create_tensor(&x_), "cudnnCreateTensorDescriptor");
+    check(api.create_tensor(&y_), "cudnnCreateTensorDescriptor");
+    check(api.create_tensor(&wide_), "cudnnCreateTensorDescriptor");
+    check(api.create_filter(&w_), "cudnnCreateFilterDescriptor");
+    check(api.create_conv(&conv_), "cudnnCreateConvolutionDescriptor");
+    const int *xs = c.x_strides;
+    check(api.set_tensor_4d(x_, c.type, c.n, c.c, c.h, c.w, xs[0], xs[1], xs[2], xs[3]), "cudnnSetTensor4dDescriptorEx");
+    const int hw = c.out_h * c.out_w;
+    check(api.set_tensor_4d(y_, c.type, c.n, c.k, c.out_h, c.out_w, c.k * hw, hw, c.out_w, 1), "cudnnSetTensor4dDescriptorEx");
+    if (c.float_out) {
+      check(api.set_tensor_4d(wide_, kCudnnFloat, c.n, c.k, c.out_h, c.out_w, c.k * hw, hw, c.out_w, 1),
+            "cudnnSetTensor4dDescriptorEx");
+      narrow_ = allocate(static_cast<size_t>(c.n) * static_cast<size_t>(c.k * hw) * c.bytes);
+    }
+    check(api.set_filter_4d(w_, c.type, kCudnnNchw, c.k, c.c, c.r, c.s), "cudnnSetFilter4dDescriptor");
+    check(api.set_conv_2d(conv_, c.pad_h, c.pad_w, c.stride_h, c.stride_w, c.dil_h, c.dil_w, kCudnnCrossCorrelation,
+                          kCudnnFloat),
+          "cudnnSetConvolution2dDescriptor");
+    check(api.set_conv_math(conv_, kCudnnTensorOpMath), "cudnnSetConvolutionMathType");
+    CudnnFwdAlgoPerf perf[8] = {};
+    int returned = 0;
+    check(api.forward_algos(handle, x_, w_, conv_, y_, 8, &returned, perf), "cudnnGetConvolutionForwardAlgorithm_v7");
+    int i = 0;
+    while (i < returned && perf[i].status != 0) i++;
+    if (i == returned) throw Error("CUDA: cuDNN has no forward algorithm for this convolution");
+    algo_ = perf[i].algo;
+    workspace_bytes_ = perf[i].memory;
+    if (workspace_bytes_) workspace_ = allocate(workspace_bytes_);
+  }
+  ~CudnnProgram() override {
+    api_.destroy_tensor(x_), api_.destroy_tensor(y_), api_.destroy_tensor(wide_);
+    api_.destroy_filter(w_), api_.destroy_conv(conv_);
+  }
+
+  const char *library() const override { return "cudnn conv"; }
+  std::string describe(void **) const override {
+    return "x " + std::to_string(c_.n) + "x" + std::to_string(c_.c) + "x" + std::to_string(c_.h) + "x" +
+           std::to_string(c_.w) + " w " + std::to_string(c_.k) + "x" + std::to_string(c_.r) + "x" + std::to_string(c_.s) +
+           " pad " + std::to_string(c_.pad_h) + "," + std::to_string(c_.pad_w) + " stride " + std::to_string(c_.stride_h) +
+           "," + std::to_string(c_.stride_w) + " dilation " + std::to_string(c_.dil_h) + "," + std::to_string(c_.dil_w) +
+           " algo " + std::to_string(algo_) + " workspace " + std::to_string(workspace_bytes_);
+  }
+
+  void launch(void **bufs, int64_t, bool) const override {
+    const float alpha = 1.0f, beta = 0.0f;  // float32 compute: float scalars
+    const auto *x = static_cast<const char *>(bufs[c_.x_slot]) + c_.x_offset * static_cast<int64_t>(c_.bytes);
+    const auto *w = static_cast<const char *>(bufs[c_.w_slot]) + c_.w_offset * static_cast<int64_t>(c_.bytes);
+    void *y = c_.float_out ? narrow_.get() : bufs[0];
+    check(api_.forward(handle_, &alpha, x_, x, w_, w, conv_, algo_, workspace_.get(), workspace_bytes_, &beta, y_, y),
+          "cudnnConvolutionForward");
+    if (c_.float_out) check(api_.transform(handle_, &alpha, y_, y, &beta, wide_, bufs[0]), "cudnnTransformTensor");
+  }
+
+ private:
+  void check(int status, const char *what) const {
+    if (status == 0) return;
+    const char *s = api_.status_string ? api_.status_string(status) : nullptr;
+    throw Error(std::string("CUDA: ") + what + " failed: " + (s ? s : "status") + " (" + std::to_string(status) + ")");
+  }
+
+  CudnnConv c_;
+  const CudnnApi &api_;
+  void *handle_;
+  void *x_ = nullptr, *y_ = nullptr, *wide_ = nullptr, *w_ = nullptr, *conv_ = nullptr;
+  int algo_ = 0;
+  size_t workspace_bytes_ = 0;
+  std::shared_ptr<void> workspace_, narrow_;  // narrow_: y before it is widened (float_out)
+};
+
+}  // namespace
+
+const CudnnApi *cudnn() { return loaded().missing.empty() ? &loaded().api : nullptr; }
+const std::string &cudnn_missing() { return loaded().missing; }
+
+std::optional<CudnnConv> cudnn_conv(const schedule::GemmShape &g) {
+  if (!g.b.view || g.a.view || (g.out != g.in && g.out != DType::Float32) ||
+      (g.in != DType::Float16 && g.in != DType::BFloat16) || g.batch.size() != 1)
+    return std::nullopt;
+  const shape::ViewStack &views = g.b.view->views;
+  if (views.size() != 2 && views.size() != 3) return std::nullopt;
+  const shape::View &top = views.back(), &win = views[views.size() - 2];
+  // The top view merges the windows' [N, C, R, S, Ho, Wo] row-major into
+  // [N, m, k, n], m broadcast.
+  const int64_t n = g.batch[0];
+  if (top.mask || top.offset != 0 || top.shape != Shape{n, g.m, g.k, g.n} ||
+      top.strides != shape::Strides{g.k * g.n, 0, g.n, 1} || win.mask || win.shape.size() < 6 || win.shape[0] != n)
+    return std::nullopt;
+  for (size_t d = 6; d < win.shape.size(); d++)
+    if (win.shape[d] != 1) return std::nullopt;
+  const Shape &ws = win.shape;
+  if (ws[1] * ws[2] * ws[3] != g.k || ws[4] * ws[5] != g.n) return std::nullopt;
+  // A: the filters [K, C * R * S], contiguous, the same for every image.
+  if (g.a.row_stride != g.k || g.a.col_stride != 1 || g.a.batch_strides.at(0) != 0 || g.a.offset < 0)
+    return std::nullopt;
+  for (int64_t v : {n, ws[1], ws[2], ws[3], g.m, ws[4], ws[5], n * g.m * g.n})
+    if (!fits(v) || v == 0) return std::nullopt;
+  CudnnConv c;
+  c.n = static_cast<int>(n), c.c = static_cast<int>(ws[1]), c.r = static_cast<int>(ws[2]), c.s = static_cast<int>(ws[3]);
+  c.k = static_cast<int>(g.m), c.out_h = static_cast<int>(ws[4]), c.out_w = static_cast<int>(ws[5]);
+  int64_t strides[4];
+  if (!read_image(views, win, c, strides)) return std::nullopt;
+  for (int d = 0; d < 4; d++) {
+    if (!fits(strides[d])) return std::nullopt;
+    c.x_strides[d] = static_cast<int>(strides[d]);
+  }
+  c.x_slot = g.b.slot, c.w_slot = g.a.slot, c.w_offset = g.a.offset;
+  c.type = g.in == DType::Float16 ? kCudnnHalf : kCudnnBFloat16;
+  c.float_out = g.out == DType::Float32;
+  return c;
+}
+
+std::shared_ptr<const Program> cudnn_program(const CudnnConv &conv, const CudnnApi &api, void *handle,
+                                             const std::function<std::shared_ptr<void>(size_t)> &allocate) {
+  return std::make_shared<CudnnProgram>(conv, api, handle, allocate);
+}
+
+}  // namespace loom::runtime::cuda
