@@ -83,8 +83,12 @@ class CudaGraph : public LaunchGraph {
     std::vector<CUgraphNode> nodes;
     ~Exec() {
       if (exiting) return;
-      if (exec) driver().GraphExecDestroy(exec);
-      if (graph) driver().GraphDestroy(graph);
+      try {
+        bind_context();
+        if (exec) driver().GraphExecDestroy(exec);  // nothing to do about a failure here
+        if (graph) driver().GraphDestroy(graph);
+      } catch (...) {
+      }
     }
   };
   // The node's launch; `ptrs` holds the pointers to its values the driver copies.
@@ -291,8 +295,8 @@ class CudaDevice : public Device {
   }
 
  private:
-  // One handle in the primary context, made on first use and kept; nullptr
-  // when cuBLAS is missing or cannot initialize.
+  // One handle of each library in the primary context, made on first use
+  // and kept; nullptr when the library is missing or cannot initialize.
   static void *cudnn_handle() {
     static void *const handle = []() -> void * {
       const CudnnApi *api = cudnn();
