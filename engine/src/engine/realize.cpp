@@ -69,6 +69,7 @@ KernelCache &kernel_cache() {
 
 std::atomic<bool> g_extern{knobs::extern_gemm()};
 std::atomic<bool> g_graphs{knobs::graphs()};
+std::atomic<bool> g_followed{false};  // the GEMM split's rules set from the device (follow_device)
 
 // A canonical GEMM (schedule/gemm_shape.h) runs on the device's extern GEMM when
 // there is one for it and LOOM_EXTERN is not 0: that program, else null.
@@ -195,6 +196,7 @@ void clear_kernel_cache() {
 }
 
 bool set_extern_gemm(bool on) {
+  g_followed = true;
   runtime::Device &dev = runtime::default_device();
   // Libraries and the packed template read either orientation alike.
   schedule::set_gemm_packs_transposed(on || dev.target().packed_gemm);
@@ -213,16 +215,9 @@ bool set_extern_gemm(bool on) {
   return was;
 }
 bool extern_gemm() { return g_extern.load(); }
-namespace {
-
-// The GEMM split follows the device (its templates, its extern GEMMs) from
-// the first schedule on.
 void follow_device() {
-  static const bool once = (set_extern_gemm(g_extern.load()), true);
-  (void)once;
+  if (!g_followed.load()) set_extern_gemm(g_extern.load());
 }
-
-}  // namespace
 bool set_launch_graphs(bool on) { return g_graphs.exchange(on); }
 bool launch_graphs() { return g_graphs.load(); }
 void synchronize() { runtime::default_device().synchronize(); }

@@ -71,6 +71,10 @@ std::vector<RenderedKernel> render(const std::vector<uop::UOpRef> &outputs);
 // loom::backends' switches (loom/backends.h says what each does).
 bool set_extern_gemm(bool on);
 bool extern_gemm();
+// Sets the GEMM split's rules (its gathers, its packs' orientation) from
+// the device and LOOM_EXTERN, unless set_extern_gemm has: realize and render
+// call it before their first schedule, a test before it changes one.
+void follow_device();
 bool set_launch_graphs(bool on);
 bool launch_graphs();
 int64_t compile_ahead(const std::function<void()> &rehearsal);

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "engine/realize.h"
 #include "schedule/gemm.h"
 
 namespace loom::testing {
@@ -15,9 +16,10 @@ struct MinMacs {
   int64_t was;
 };
 
-// Which GEMMs read a convolution's windows through their views.
+// Which GEMMs read a convolution's windows through their views (set after
+// the device's rule, which a first realize would set over it).
 struct GemmGathers {
-  explicit GemmGathers(schedule::GatherRule rule) : was(schedule::set_gemm_gathers(rule)) {}
+  explicit GemmGathers(schedule::GatherRule rule) : was((engine::follow_device(), schedule::set_gemm_gathers(rule))) {}
   ~GemmGathers() { schedule::set_gemm_gathers(was); }
   GemmGathers(const GemmGathers &) = delete;
   GemmGathers &operator=(const GemmGathers &) = delete;
