@@ -113,6 +113,20 @@ class CudnnProgram : public Program {
   CudnnProgram(const CudnnConv &c, const CudnnApi &api, void *handle,
                const std::function<std::shared_ptr<void>(size_t)> &allocate)
       : c_(c), api_(api), handle_(handle) {
+    try {
+      describe_to_cudnn(allocate);
+    } catch (...) {  // no destructor runs: the descriptors made so far go here
+      release();
+      throw;
+    }
+  }
+  ~CudnnProgram() override { release(); }
+
+ private:
+  // The descriptors, the algorithm and its workspace.
+  void describe_to_cudnn(const std::function<std::shared_ptr<void>(size_t)> &allocate) {
+    const CudnnConv &c = c_;
+    const CudnnApi &api = api_;
     check(api.create_tensor(&x_), "cudnnCreateTensorDescriptor");
     check(api.create_tensor(&y_), "cudnnCreateTensorDescriptor");
     check(api.create_tensor(&wide_), "cudnnCreateTensorDescriptor");
@@ -134,7 +148,7 @@ class CudnnProgram : public Program {
     check(api.set_conv_math(conv_, kCudnnTensorOpMath), "cudnnSetConvolutionMathType");
     CudnnFwdAlgoPerf perf[8] = {};
     int returned = 0;
-    check(api.forward_algos(handle, x_, w_, conv_, y_, 8, &returned, perf), "cudnnGetConvolutionForwardAlgorithm_v7");
+    check(api.forward_algos(handle_, x_, w_, conv_, y_, 8, &returned, perf), "cudnnGetConvolutionForwardAlgorithm_v7");
     int i = 0;
     while (i < returned && perf[i].status != 0) i++;
     if (i == returned) throw Error("CUDA: cuDNN has no forward algorithm for this convolution");
@@ -142,11 +156,14 @@ class CudnnProgram : public Program {
     workspace_bytes_ = perf[i].memory;
     if (workspace_bytes_) workspace_ = allocate(workspace_bytes_);
   }
-  ~CudnnProgram() override {
-    api_.destroy_tensor(x_), api_.destroy_tensor(y_), api_.destroy_tensor(wide_);
-    api_.destroy_filter(w_), api_.destroy_conv(conv_);
+  void release() {
+    for (void *t : {x_, y_, wide_})
+      if (t) api_.destroy_tensor(t);
+    if (w_) api_.destroy_filter(w_);
+    if (conv_) api_.destroy_conv(conv_);
   }
 
+ public:
   const char *library() const override { return "cudnn conv"; }
   std::string describe(void **) const override {
     return "x " + std::to_string(c_.n) + "x" + std::to_string(c_.c) + "x" + std::to_string(c_.h) + "x" +
