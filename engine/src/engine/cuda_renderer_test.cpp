@@ -285,6 +285,28 @@ TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
   }
   EXPECT_GE(packs, 1);
   EXPECT_EQ(cudnn, 0);
+  // A stride-1 input gradient is a convolution of the output gradient's
+  // windows with the flipped weights (their pack): one cuDNN call, and its
+  // result rounded to the input's dtype; no windows' gradient added back.
+  // Its values the float32 gradient's of the same halves.
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(std::string("input gradient ") + dtype_name(dt));
+    Tensor xi = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), wi = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+    const Tensor g = Tensor::randn({2, 5, 9, 9}).cast(dt).realize();
+    xi.requires_grad_();
+    const Tensor dx = autograd::grad({nn::conv2d(xi, wi, std::nullopt, 1, 1)}, {xi}, {g})[0];
+    std::vector<std::string> kernels;
+    for (const engine::RenderedKernel &k : engine::render({dx.uop()}))
+      kernels.push_back(k.library.empty() ? k.name : k.library);
+    EXPECT_EQ(kernels, (std::vector<std::string>{"pack_1_3_45", "cudnn conv", "E_2_3_9_9"}));
+    Tensor x32 = xi.detach().cast(DType::Float32).requires_grad_();
+    const HostTensor want =
+        autograd::grad({nn::conv2d(x32, wi.cast(DType::Float32), std::nullopt, 1, 1)}, {x32}, {g.cast(DType::Float32)})[0].to_host();
+    const HostTensor got = dx.to_host();
+    ASSERT_EQ(got.numel(), want.numel());
+    const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+    for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+  }
 }
 
 // Without an extern GEMM, the tensor-core GEMM reads a half convolution's

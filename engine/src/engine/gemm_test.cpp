@@ -261,24 +261,52 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
   }
 }
 
-// A convolution's input gradient: per image one GEMM of the weights (read in
-// place, transposed) and the output gradient's rows (read in place), written
-// as the windows' gradient is stored, each tap's rows along the image; one
-// more kernel adds the taps back where they were read. No pack, no copy.
-TEST(GemmSplit, AnInputGradientIsOneBatchedGemmOverItsOperandsInPlace) {
+// A stride-1 convolution's input gradient is a convolution of the output
+// gradient: per image one GEMM of the weights, flipped along the taps and
+// packed transposed (the only pack: 24 x 576 values), and the output
+// gradient's windows, read in place where the GEMM gathers; it writes the
+// gradient itself. No windows' gradient, no kernel adding taps back. Where
+// nothing gathers, the windows pack. The values are the plain loops' both
+// ways.
+TEST(GemmSplit, AnInputGradientIsOneBatchedGemmOverTheOutputGradientsWindows) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
-  Tensor x = Tensor::randn({8, 24, 31, 31}).realize().requires_grad_();
-  Tensor w = Tensor::randn({64, 24, 3, 3}).realize(), g = Tensor::randn({8, 64, 31, 31}).realize();
-  const Tensor dx = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1)}, {x}, {g})[0];
-  const schedule::Schedule s = schedule::create_schedule({dx.uop()});
-  ASSERT_EQ(names(s), std::vector<std::string>({"gemm_8_216_961_64", "E_8_24_31_31"}));
-  const std::shared_ptr<const schedule::GemmShape> gemm = s.items[0].gemm;
-  ASSERT_TRUE(gemm);
+  const int64_t n = 8, c = 24, h = 31, o = 64;
+  Tensor x = Tensor::randn({n, c, h, h}).realize().requires_grad_();
+  Tensor w = Tensor::randn({o, c, 3, 3}).realize(), g = Tensor::randn({n, o, h, h}).realize();
+  const std::vector<float> wv = float_values(w), gv = float_values(g);
+  std::vector<double> want(static_cast<size_t>(n * c * h * h));
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t z = 0; z < h; z++) {
+          double sum = 0;  // output [y + 1 - i, z + 1 - j] read x[y, z] at tap (i, j)
+          for (int64_t f = 0; f < o; f++)
+            for (int64_t i = 0; i < 3; i++)
+              for (int64_t j = 0; j < 3; j++) {
+                const int64_t yy = y + 1 - i, zz = z + 1 - j;
+                if (yy < 0 || yy >= h || zz < 0 || zz >= h) continue;
+                sum += double{gv[static_cast<size_t>(((b * o + f) * h + yy) * h + zz)]} *
+                       wv[static_cast<size_t>(((f * c + ch) * 3 + i) * 3 + j)];
+              }
+          want[static_cast<size_t>(((b * c + ch) * h + y) * h + z)] = sum;
+        }
   auto buffer_of = [](const Tensor &t) { return uop::base_of(t.uop())->arg_as<uop::BufferArg>().buffer; };
-  EXPECT_EQ(s.items[0].bufs[static_cast<size_t>(gemm->a.slot)], buffer_of(w));
-  EXPECT_EQ(s.items[0].bufs[static_cast<size_t>(gemm->b.slot)], buffer_of(g));
-  EXPECT_EQ(std::vector<int64_t>({gemm->a.row_stride, gemm->a.col_stride, gemm->b.row_stride, gemm->b.col_stride}),
-            std::vector<int64_t>({1, 216, 961, 1}));
+  for (bool gather : {true, false}) {
+    SCOPED_TRACE(gather ? "gathered" : "packed");
+    GemmGathers rule(gather ? schedule::GatherRule{schedule::Gathers::All, false, false} : kNoGathers);
+    const Tensor dx = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1)}, {x}, {g})[0];
+    const schedule::Schedule s = schedule::create_schedule({dx.uop()});
+    const std::vector<std::string> want_names =
+        gather ? std::vector<std::string>{"pack_1_24_576", "gemm_8_24_961_576"}
+               : std::vector<std::string>{"pack_1_24_576", "pack_8_576_961", "gemm_8_24_961_576"};
+    ASSERT_EQ(names(s), want_names);
+    const std::shared_ptr<const schedule::GemmShape> gemm = s.items.back().gemm;
+    ASSERT_TRUE(gemm);
+    EXPECT_NE(s.items.back().bufs[static_cast<size_t>(gemm->a.slot)], buffer_of(w));
+    EXPECT_EQ(s.items.back().bufs[static_cast<size_t>(gemm->b.slot)] == buffer_of(g), gather);
+    EXPECT_EQ(gemm->b.view != nullptr, gather);
+    expect_close(float_values(dx), want);
+  }
 }
 
 TEST(GemmSplit, GeneratedAndExternGemmsComputeTheSameValuesAsPlainLoops) {

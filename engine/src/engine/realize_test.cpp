@@ -274,16 +274,17 @@ TEST(Work, AMaxPoolStoresOneScorePerWindow) {
   EXPECT_EQ(run_stats().buffers_allocated, 3);
 }
 
-// A 3x3 convolution's input gradient adds each window element's gradient
-// back where it was read: one elementwise sum of nine shifted views of the
-// stored windows gradient, nothing else above it (no per-element tensor ops:
-// each was graph nodes to schedule every step). At a corner only four window
-// elements read the pixel, inside all nine.
-TEST(Work, AConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
+// A strided 3x3 convolution's input gradient adds each window element's
+// gradient back where it was read: one elementwise sum of nine shifted views
+// of the stored windows gradient, nothing else above it (no per-element
+// tensor ops: each was graph nodes to schedule every step). At stride 2
+// the corner is read by one window element, the pixel at (3, 3) by four.
+// (At stride 1 the input gradient is a convolution: gemm_test.cpp.)
+TEST(Work, AStridedConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
   Tensor::manual_seed(6);
-  Tensor x = Tensor::randn({2, 3, 6, 5}).realize().requires_grad_();
+  Tensor x = Tensor::randn({2, 3, 7, 5}).realize().requires_grad_();
   Tensor w = Tensor::randn({4, 3, 3, 3}).realize();
-  Tensor gx = autograd::grad({nn::conv2d(x, w, std::nullopt, 1, 1).sum()}, {x})[0];
+  Tensor gx = autograd::grad({nn::conv2d(x, w, std::nullopt, 2, 1).sum()}, {x})[0];
   const uop::UOpRef &stored = gx.uop()->op == uop::Op::Contiguous ? gx.uop()->src[0] : gx.uop();
   std::map<uop::Op, int> above;  // nodes above the stored windows gradient
   std::vector<uop::UOpRef> todo{stored};
@@ -303,11 +304,11 @@ TEST(Work, AConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
       for (int64_t a = 0; a < 3; ++a)
         for (int64_t b = 0; b < 3; ++b) {
           const double v = hw.get(((o * 3 + c) * 3 + a) * 3 + b);
-          inside += v;
-          if (a < 2 && b < 2) corner += v;  // output [1 - a, 1 - b] reads it
+          if (a == 1 && b == 1) corner += v;  // output [0, 0] reads it at tap (1, 1)
+          if (a != 1 && b != 1) inside += v;  // outputs [1 or 2, 1 or 2] at taps (2 or 0, 2 or 0)
         }
-    EXPECT_NEAR(got.get(c * 30), corner, 1e-4) << c;          // [0, c, 0, 0]
-    EXPECT_NEAR(got.get(c * 30 + 2 * 5 + 2), inside, 1e-4) << c;  // [0, c, 2, 2]
+    EXPECT_NEAR(got.get(c * 35), corner, 1e-4) << c;              // [0, c, 0, 0]
+    EXPECT_NEAR(got.get(c * 35 + 3 * 5 + 3), inside, 1e-4) << c;  // [0, c, 3, 3]
   }
 }
 

@@ -159,16 +159,26 @@ Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0
 
 // The convolution's sum over channels and taps, xs (N, g, 1, C/g, Ho, Wo,
 // kh, kw) * ws (1, g, O/g, C/g, 1, 1, kh, kw) summed over C/g, kh, kw, as one
-// node. The windows' gradient, the sum over O/g of the output gradient times
-// the weights, is computed in the order (N, g, C/g, kh, kw, Ho, Wo): per
-// image the product of the weights, read in place transposed, and the output
-// gradient's (O/g, Ho * Wo) rows, which a GEMM writes as it is stored;
-// unwindows_2d then reads each tap's rows along the image. The weights'
-// gradient is autograd's: the sum over N, Ho, Wo of the gradient times xs.
+// node.
+Tensor channels_and_taps(const Tensor &xs, const Tensor &ws) { return xs.mul(ws).sum({3, 6, 7}); }
+
+// The weights' gradient: the sum over N, Ho, Wo of the output gradient g
+// (N, g, O/g, Ho, Wo) times the windows xs.
+Tensor weight_gradient(const Tensor &g, const Tensor &xs) {
+  const Shape &gs = g.shape();
+  return g.reshape({gs[0], gs[1], gs[2], 1, gs[3], gs[4], 1, 1}).mul(xs).sum({0, 4, 5}, true);
+}
+
+// channels_and_taps with autograd's gradients. The windows' gradient, the
+// sum over O/g of the output gradient times the weights, is computed in the
+// order (N, g, C/g, kh, kw, Ho, Wo): per image the product of the weights,
+// read in place transposed, and the output gradient's (O/g, Ho * Wo) rows,
+// which a GEMM writes as it is stored; unwindows_2d then reads each tap's
+// rows along the image.
 Tensor windows_product(const Tensor &xs, const Tensor &ws) {
   constexpr const char *kNode = "ConvolutionBackward0";
   return autograd::apply(
-      kNode, {xs, ws}, [&] { return xs.mul(ws).sum({3, 6, 7}); },
+      kNode, {xs, ws}, [&] { return channels_and_taps(xs, ws); },
       [x = autograd::Saved(xs, kNode, ws.requires_grad()), w = autograd::Saved(ws, kNode, xs.requires_grad()),
        needs = std::array<bool, 2>{xs.requires_grad(), ws.requires_grad()}](const Tensor &g, const Tensor &) {
         tensor::RowMajorScope row_major;
@@ -180,10 +190,64 @@ Tensor windows_product(const Tensor &xs, const Tensor &ws) {
           const Tensor sum = a.mul(wv.permute({0, 1, 3, 6, 7, 4, 5, 2})).sum({7});  // (N, g, C/g, kh, kw, Ho, Wo)
           grads[0] = stored(sum).permute({0, 1, 2, 5, 6, 3, 4}).unsqueeze(2);
         }
-        if (needs[1]) {
-          const Tensor gb = g.reshape({gs[0], gs[1], gs[2], 1, gs[3], gs[4], 1, 1});
-          grads[1] = gb.mul(x.get()).sum({0, 4, 5}, true);
-        }
+        if (needs[1]) grads[1] = weight_gradient(g, x.get());
+        return grads;
+      });
+}
+
+// A stride-1 convolution's windows: kernel k, dilation d, padding lo before
+// and hi after each spatial dim.
+struct Stride1 {
+  Pair2 k, d, lo, hi;
+};
+
+// x (N, C, H, W) cut into the windows channels_and_taps reads, (N, groups,
+// 1, C/groups, Ho, Wo, kh, kw).
+Tensor grouped_windows(const Tensor &x, const Stride1 &c, int64_t groups) {
+  const Tensor win = windows_2d(x, c.k, Pair2(1, 1), c.d, c.lo, c.hi);
+  return win.reshape({win.size(0), groups, 1, win.size(1) / groups, win.size(2), win.size(3), c.k.h, c.k.w});
+}
+
+// The input gradient of a stride-1 convolution, itself a stride-1
+// convolution (what cuDNN's backward data computes): of the output gradient
+// g (N, g, O/g, Ho, Wo), padded by each window's reach (kh - 1) * dh less
+// the forward's padding (cut where that is negative), and the weights ws
+// flipped along their taps with their channels swapped, (1, g, C/g, O/g, 1,
+// 1, kh, kw), a view. One GEMM over windows of g, which the GEMM split reads
+// in place where it gathers (the forward's path: cuDNN, the tensor-core
+// template); no windows' gradient is stored and added back tap by tap.
+Tensor input_gradient(const Tensor &g, const Tensor &ws, const Stride1 &c) {
+  const Shape &gs = g.shape();
+  const int64_t groups = gs[1], n = gs[0], o = gs[1] * gs[2], ho = gs[3], wo = gs[4];
+  const Pair2 reach((c.k.h - 1) * c.d.h, (c.k.w - 1) * c.d.w);
+  const Pair2 lo(reach.h - c.lo.h, reach.w - c.lo.w), hi(reach.h - c.hi.h, reach.w - c.hi.w);
+  const auto cut = [](int64_t pad) { return std::max<int64_t>(0, -pad); };
+  const auto pad = [](int64_t pad) { return std::max<int64_t>(0, pad); };
+  const Tensor gy = g.reshape({n, o, ho, wo})
+                        .shrink({{0, n}, {0, o}, {cut(lo.h), ho - cut(hi.h)}, {cut(lo.w), wo - cut(hi.w)}});
+  const Tensor gw = grouped_windows(gy, {c.k, c.d, Pair2(pad(lo.h), pad(lo.w)), Pair2(pad(hi.h), pad(hi.w))}, groups);
+  const uop::UOpRef swapped = ws.permute({0, 1, 3, 2, 4, 5, 6, 7}).uop();
+  const Tensor flipped =
+      tensor::make_tensor(uop::view(swapped, uop::tracker_of(swapped).flip({false, false, false, false, false, false, true, true})));
+  const Tensor sum = channels_and_taps(gw, flipped);  // (N, g, C/g, H, W)
+  const Shape &s = sum.shape();
+  return sum.reshape({n, s[1] * s[2], s[3], s[4]});
+}
+
+// channels_and_taps of a stride-1 convolution whose windows overlap, with
+// xu (N, C, H, W) as its input: its input gradient is input_gradient's
+// convolution, not the windows' gradient added back.
+Tensor stride1_product(const Tensor &xu, const Tensor &ws, const Stride1 &c) {
+  constexpr const char *kNode = "ConvolutionBackward0";
+  const int64_t groups = ws.size(1);
+  return autograd::apply(
+      kNode, {xu, ws}, [&] { return channels_and_taps(grouped_windows(xu, c, groups), ws); },
+      [x = autograd::Saved(xu, kNode, ws.requires_grad()), w = autograd::Saved(ws, kNode, xu.requires_grad()),
+       needs = std::array<bool, 2>{xu.requires_grad(), ws.requires_grad()}, c, groups](const Tensor &g, const Tensor &) {
+        tensor::RowMajorScope row_major;
+        autograd::Grads grads(2);
+        if (needs[0]) grads[0] = input_gradient(g, w.get(), c);
+        if (needs[1]) grads[1] = weight_gradient(g, grouped_windows(x.get(), c, groups));
         return grads;
       });
 }
@@ -396,15 +460,22 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   const bool dilated = dilation.h != 1 || dilation.w != 1;
   if (dilated && !is_float(dt) && dt != DType::Int64 && n != 0 && c != 0)
     throw TypeError(std::string("conv2d: a dilated convolution is not implemented for dtype ") + dtype_name(dt));
-  Tensor win = windows_2d(up(x), k, stride, dilation, pad_lo, pad_hi);  // (N, C, Ho, Wo, kh, kw)
-  const int64_t oh = win.size(2), ow = win.size(3), og = o / groups;
   // (N, g, 1, C/g, Ho, Wo, kh, kw) * (1, g, O/g, C/g, 1, 1, kh, kw), summed over C/g, kh, kw.
-  Tensor xs = win.reshape({n, groups, 1, cg, oh, ow, k.h, k.w});
-  Tensor ws = up(weight).reshape({1, groups, og, cg, 1, 1, k.h, k.w});
+  Tensor ws = up(weight).reshape({1, groups, o / groups, cg, 1, 1, k.h, k.w});
   Tensor r;
   {
     tensor::RowMajorScope scope;
-    r = windows_product(xs, ws).reshape({n, o, oh, ow});
+    // Windows that overlap at stride 1 (all but 1x1 kernels): the input
+    // gradient is a convolution of its own; elsewhere the windows' gradient
+    // is added back (stride 2 would read three zeros of a spread output
+    // gradient for each value).
+    if (stride.h == 1 && stride.w == 1 && (k.h > 1 || k.w > 1)) {
+      r = stride1_product(up(x), ws, {k, dilation, pad_lo, pad_hi});
+    } else {
+      Tensor win = windows_2d(up(x), k, stride, dilation, pad_lo, pad_hi);  // (N, C, Ho, Wo, kh, kw)
+      r = windows_product(win.reshape({n, groups, 1, cg, win.size(2), win.size(3), k.h, k.w}), ws);
+    }
+    r = r.reshape({n, o, r.size(3), r.size(4)});
     if (bias) r = r.add(up(*bias).reshape({1, o, 1, 1}));
     r = r.cast(dt);
   }
