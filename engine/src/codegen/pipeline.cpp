@@ -97,12 +97,15 @@ KernelSpec gemm_kernel(const UOpRef &ast, const std::shared_ptr<const schedule::
   return p;
 }
 
-// The GEMM templates read A in place and B in place or through views they
-// can index (a gathered B, codegen/gemm_gather.h), never a gathered A.
-bool template_reads(const schedule::GemmShape &g) { return !g.a.view && (!g.b.view || gather_index(g, true)); }
+// The GEMM templates read B in place or through views they can index (a
+// gathered B, codegen/gemm_gather.h), A in place or, the tensor-core one
+// (`gathers_a`), so too.
+bool template_reads(const schedule::GemmShape &g, bool gathers_a = false) {
+  return (!g.a.view || (gathers_a && gather_index(g, false))) && (!g.b.view || gather_index(g, true));
+}
 
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
-  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && template_reads(*g);
+  return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && template_reads(*g, true);
 }
 // (An empty product, k = 0, stays lowered: its loops store the zeros.)
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {

@@ -350,6 +350,51 @@ TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
     }
 }
 
+// Without an extern GEMM, a half convolution's weight gradient reads both
+// operands through their views, the output gradient (A, permuted to
+// [O, N * Ho * Wo]) and the windows (B): no pack, the same bits as the
+// packed operands' GEMM (the same halves summed in the same order), at
+// stride 1 and 2; NVRTC compiles it.
+TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
+  if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
+  if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::MinMacs all(0);
+  testing::ExternGemm off(false);
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (int64_t stride : {1, 2}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " stride " + std::to_string(stride));
+      const Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize();
+      Tensor w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+      w.requires_grad_();
+      const int64_t out = stride == 1 ? 9 : 5;
+      const Tensor g = Tensor::randn({2, 5, out, out}).cast(dt).realize();
+      auto weight_gradient = [&] { return autograd::grad({nn::conv2d(x, w, std::nullopt, stride, 1)}, {w}, {g})[0]; };
+      const Tensor dw = weight_gradient();
+      const schedule::Schedule sched = schedule::create_schedule({dw.uop()});
+      int gathered = 0;
+      for (const auto &item : sched.items) {
+        EXPECT_NE(item.name.rfind("pack", 0), 0u) << item.name;
+        gathered += item.gemm && item.gemm->a.view && item.gemm->b.view;
+      }
+      EXPECT_EQ(gathered, 1);
+      int templates = 0;
+      for (const auto &k : engine::render({dw.uop()})) {
+        if (k.cuda_source.find("loom_mma_") == std::string::npos) continue;
+        templates++;
+        if (runtime::cuda::nvrtc_missing().empty()) {
+          const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
+          EXPECT_TRUE(r.ok) << r.log;
+        }
+      }
+      EXPECT_EQ(templates, 1);
+      const HostTensor got = dw.to_host();
+      testing::GemmGathers packs(testing::kNoGathers);
+      const HostTensor packed = weight_gradient().to_host();
+      ASSERT_EQ(got.numel(), packed.numel());
+      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
+    }
+}
+
 // The sort library kernel (argsort realizes its indices while it is built,
 // so the replay corpus has none): rendered for CUDA and compiled by NVRTC.
 TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {

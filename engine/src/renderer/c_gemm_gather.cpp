@@ -32,8 +32,8 @@ bool coordinate_chain(const UOpRef &u) {
 
 // A gathered operand's index arithmetic (codegen/gemm_gather.h) in C: its
 // leaves are k, n and the batch coordinates of item group bz.
-std::string gather_c(const UOpRef &u, const schedule::GemmShape &g, bool narrow) {
-  auto op = [&](size_t i) { return gather_c(u->src[i], g, narrow); };
+std::string gather_c(const UOpRef &u, const schedule::GemmShape &g, bool narrow, const char *row, const char *col) {
+  auto op = [&](size_t i) { return gather_c(u->src[i], g, narrow, row, col); };
   if (narrow && (u->op == Op::IDiv || u->op == Op::Mod) && coordinate_chain(u))
     return "((int64_t)((uint32_t)" + op(0) + (u->op == Op::IDiv ? " / " : " % ") +
            std::to_string(u->src[1]->arg_as<int64_t>()) + "u))";
@@ -42,8 +42,8 @@ std::string gather_c(const UOpRef &u, const schedule::GemmShape &g, bool narrow)
     case Op::Const: return u->dtype == DType::Bool ? std::to_string(u->arg_as<int64_t>()) : c_int64(u->arg_as<int64_t>());
     case Op::Range: {
       const int64_t leaf = u->arg_as<int64_t>();
-      if (leaf == codegen::kGatherRow) return "k";
-      if (leaf == codegen::kGatherCol) return "n";
+      if (leaf == codegen::kGatherRow) return row;
+      if (leaf == codegen::kGatherCol) return col;
       if (leaf == codegen::kGatherFlatBatch) return "F";
       if (leaf >= codegen::kGatherColAxis) return "N" + std::to_string(leaf - codegen::kGatherColAxis);
       if (leaf >= codegen::kGatherRowAxis) return "K" + std::to_string(leaf - codegen::kGatherRowAxis);

@@ -11,7 +11,10 @@ namespace loom::renderer {
 // and n lie in [0, 2^31), and their quotients and remainders by constants
 // are taken in 32 bits (a GPU's 64-bit division by a constant is several
 // 32-bit multiplies).
-std::string gather_c(const uop::UOpRef &u, const schedule::GemmShape &g, bool narrow = false);
+// `row` and `col` name the element's coordinates (B's k and n; A's are
+// its row and k).
+std::string gather_c(const uop::UOpRef &u, const schedule::GemmShape &g, bool narrow = false, const char *row = "k",
+                     const char *col = "n");
 
 // The statements that fill, run by run, zero where invalid, B's row k
 // (columns [jc, jc + nc) into bg[0, nc)) or, along rows, its column n =

@@ -160,8 +160,21 @@ bool aligned_groups(const schedule::GemmOperand &o, int64_t other_stride) {
   return ok;
 }
 
-Staging a_staging(const schedule::GemmShape &g) {
+// Whether the GEMM's coordinates k and n (or m), and so their quotients and
+// remainders, fit 32 bits to the edge of the last tile.
+bool narrow_coordinates(const schedule::GemmShape &g) {
+  return g.k + kTerms < (int64_t{1} << 31) && g.n + kCudaGemmCols < (int64_t{1} << 31) &&
+         g.m + kCudaGemmRows < (int64_t{1} << 31);
+}
+
+Staging a_staging(const schedule::GemmShape &g, const std::optional<codegen::GatherIndex> &gather) {
   Staging s('a', "row", "m0", "M", kCudaGemmRows);
+  if (gather) {  // a weight gradient's output gradient: consecutive terms, consecutive pixels
+    s.by_terms = true;
+    s.element = gather_c(gather->flat, g, narrow_coordinates(g), "row", "k");
+    s.valid = " && " + gather_c(gather->valid, g, narrow_coordinates(g), "row", "k");
+    return s;
+  }
   s.by_terms = g.a.col_stride == 1;
   s.copies = (s.by_terms || g.a.row_stride == 1) && aligned_groups(g.a, s.by_terms ? g.a.row_stride : g.a.col_stride);
   s.element = "row * " + c_int64(g.a.row_stride) + " + k * " + c_int64(g.a.col_stride);
@@ -171,9 +184,8 @@ Staging a_staging(const schedule::GemmShape &g) {
 Staging b_staging(const schedule::GemmShape &g, const std::optional<codegen::GatherIndex> &gather) {
   Staging s('b', "n", "n0", "N", kCudaGemmCols);
   if (gather) {  // a convolution's windows: consecutive columns, consecutive pixels
-    const bool narrow = g.k + kTerms < (int64_t{1} << 31) && g.n + kCudaGemmCols < (int64_t{1} << 31);
-    s.element = gather_c(gather->flat, g, narrow);
-    s.valid = " && " + gather_c(gather->valid, g, narrow);
+    s.element = gather_c(gather->flat, g, narrow_coordinates(g));
+    s.valid = " && " + gather_c(gather->valid, g, narrow_coordinates(g));
     return s;
   }
   s.by_terms = g.b.row_stride == 1 && g.b.col_stride != 1;
@@ -212,8 +224,8 @@ void fill_operand(std::string &t, const Staging &s, const std::string &offset) {
 std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
   std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
   for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
-  const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true);
-  LOOM_CHECK(!g.a.view && (gather || !g.b.view), "a gathered operand the tensor-core GEMM cannot read: " + p.name);
+  const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true), gather_a = codegen::gather_index(g, false);
+  LOOM_CHECK((gather_a || !g.a.view) && (gather || !g.b.view), "a gathered operand the tensor-core GEMM cannot read: " + p.name);
   std::string s = kTemplate;
   fill_placeholder(s, "$NAME", p.name);
   fill_placeholder(s, "$PARAMS", params);
@@ -221,7 +233,7 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   fill_placeholder(s, "$BM", std::to_string(kCudaGemmRows));
   fill_placeholder(s, "$BN", std::to_string(kCudaGemmCols));
   fill_placeholder(s, "$BK", std::to_string(kTerms));
-  fill_operand(s, a_staging(g), batch_offset(g, g.a, "bz"));
+  fill_operand(s, a_staging(g, gather_a), gather_a ? "0" : batch_offset(g, g.a, "bz"));
   fill_operand(s, b_staging(g, gather), gather ? "0" : batch_offset(g, g.b, "bz"));
   fill_placeholder(s, "$A_SLOT", std::to_string(g.a.slot));
   fill_placeholder(s, "$B_SLOT", std::to_string(g.b.slot));

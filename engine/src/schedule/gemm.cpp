@@ -45,11 +45,23 @@ std::atomic<GatherRule> g_gathers{
                              : GatherRule{knobs::extern_gemm() ? Gathers::Off : Gathers::All, true}};
 
 // Whether a GEMM of m rows, `batched` or not, reads a B of halves (`half`)
-// or of float32 through its views (GemmOperand::view).
-bool gathers(int64_t m, bool half, bool batched) {
+// or of float32 through its views (GemmOperand::view). `a_gathered`: its A
+// is read so too (gathers_a), which the `batched` rule takes as a batch.
+bool gathers(int64_t m, bool half, bool batched, bool a_gathered = false) {
   const GatherRule g = g_gathers.load();
-  return g.halves == half && (batched || !g.batched) &&
+  return g.halves == half && (batched || a_gathered || !g.batched) &&
          (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
+}
+
+// Whether a GEMM, `batched` or not, reads an A of halves that is a view of a
+// buffer but not a strided matrix through its views: where the tensor-core
+// template gathers every GEMM's B, in a GEMM without batch axes (a
+// convolution's weight gradient, whose A, the output gradient, is as large
+// as its pack; a batched GEMM's A is the weights, shared by the images,
+// whose pack is small: cuDNN and cuBLAS read it).
+bool gathers_a(bool half, bool batched) {
+  const GatherRule g = g_gathers.load();
+  return half && g.halves && !batched && g.which == Gathers::All;
 }
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
@@ -277,6 +289,7 @@ struct GemmTarget {
   const Shape &s;
   Shape g;
   std::optional<DType> half;
+  bool a_gathered = false;  // set once A's view is made
 };
 
 // An operand's view in the GEMM: its own view when that is already a
@@ -315,9 +328,13 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     // (the views are then the buffer's).
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
     const bool runs = across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown;
-    if (!is_a && gathers(t.g[t.g.size() - 3], half.has_value(), t.g.size() > 3) &&
-        (half ? e->src[0]->src[0]->arg_as<ShapeTracker>().contiguous() : runs))
+    const bool batched = t.g.size() > 3;
+    if ((is_a ? gathers_a(half.has_value(), batched)
+              : gathers(t.g[t.g.size() - 3], half.has_value(), batched, t.a_gathered)) &&
+        (half ? e->src[0]->src[0]->arg_as<ShapeTracker>().contiguous() : runs)) {
+      t.a_gathered = is_a;
       return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
+    }
   }
   // The pack stores the operand's axes unmerged (its read stays one view
   // where the operand's is), in the order of the matrices it makes, or of
@@ -473,7 +490,8 @@ SplitMemo &memo() {
 // buffer than the output, broadcast along `unused` (n for A, m for B).
 // `in`: the buffer's dtype. A half one is VIEW(CAST to float32 of VIEW(buffer)):
 // the two views merge.
-std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row, DType in) {
+std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row, DType in,
+                                        bool a_gathered = false) {
   if (v->op != Op::View) return std::nullopt;
   UOpRef base = v->src[0];
   ShapeTracker st = v->arg_as<ShapeTracker>();
@@ -494,9 +512,10 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
   GemmOperand o;
   o.slot = base->arg_as<int64_t>();
   if (o.slot == 0) return std::nullopt;
-  if (!st.single_plain()) {  // B gathered through its views, not depending on m
+  if (!st.single_plain()) {  // gathered through its views, not depending on m (B) or n (A)
     const shape::View &top = st.views.back();
-    if (unused != row - 1 || !gathers(g[unused], in != DType::Float32, g.size() > 3) ||
+    const bool half = in != DType::Float32, batched = g.size() > 3;
+    if (!(unused == row - 1 ? gathers(g[row - 1], half, batched, a_gathered) : gathers_a(half, batched)) ||
         (top.strides[unused] != 0 && g[unused] != 1) ||
         (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
       return std::nullopt;
@@ -542,7 +561,9 @@ std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   c_shape.insert(c_shape.end(), {g[nb], g[nb + 2]});
   if (out.shape() != c_shape) return std::nullopt;
   for (int swap = 0; swap < 2; swap++) {
-    auto a = gemm_operand(mul->src[swap], g, nb + 2, nb, in), b = gemm_operand(mul->src[1 - swap], g, nb, nb + 1, in);
+    const std::optional<GemmOperand> a = gemm_operand(mul->src[swap], g, nb + 2, nb, in);
+    const std::optional<GemmOperand> b = a ? gemm_operand(mul->src[1 - swap], g, nb, nb + 1, in, a->view != nullptr)
+                                           : std::nullopt;
     if (a && b) return GemmShape{c_shape.size() > 2 ? Shape(c_shape.begin(), c_shape.end() - 2) : Shape{},
                                  g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt};
   }

@@ -58,9 +58,12 @@ bool set_gemm_packs_transposed(bool on);
 // runs every GEMM, FewRows beside a library (the GEMMs whose pack would cost
 // more than the library gains, those of few rows: the first layers of a
 // convolutional net), Off where no template gathers. `batched`: only the
-// GEMMs with a batch axis, beside a convolution library (cuDNN) whose
-// forward convolutions, batched over images, it takes (the others then run
-// as the template). The engine sets it from LOOM_EXTERN and the device
+// GEMMs with a batch axis or a gathered A, beside a convolution library
+// (cuDNN) whose convolutions, batched over images, and weight gradients it
+// takes (the others then run as the template). Where the tensor-core
+// template gathers every GEMM (All of halves), a half GEMM without batch
+// axes reads its A through its views too (a weight gradient's output
+// gradient, permuted; a batched GEMM's A, the weights, packs). The engine sets it from LOOM_EXTERN and the device
 // (default: on the CPU device FewRows of float32 operands, All with
 // LOOM_EXTERN=0; on CUDA Off, batched GEMMs of halves beside cuDNN, All of
 // halves with LOOM_EXTERN=0). Returns the previous rule.
