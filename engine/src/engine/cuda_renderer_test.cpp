@@ -240,10 +240,15 @@ TEST(HalfConv, SplitsIntoHalfPacksAndAHalfGemm) {
 // Beside cuDNN (the CUDA device's where libcudnn loads, the emulator's
 // emulated one), a half convolution's windows are no pack: its GEMM is one
 // cudnnConvolutionForward call, at stride 1 and 2, with and without padding,
-// dilated, over an image that is a view; the values are the float32
-// convolution's to the dtype's rounding.
+// dilated, over a sliced image (stored row-major first); its weight gradient one
+// cudnnConvolutionBackwardFilter call, its stride-1 input gradient one more
+// forward call. The values are the float32 convolution's to the dtype's
+// rounding.
 TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
   if (!runtime::default_device().extern_convs()) GTEST_SKIP() << "no extern convolutions on this device";
+  // The references' operands: float32 buffers (a cast of halves read as it
+  // is would be the same half convolution again).
+  auto wide = [](const Tensor &t) { return t.cast(DType::Float32).realize(); };
   if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   testing::MinMacs all(0);
   testing::ExternGemm on(true);
@@ -268,12 +273,13 @@ TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
       EXPECT_EQ(cudnn, 1);
       const HostTensor got = y.to_host();
       const HostTensor want =
-          nn::conv2d(x.cast(DType::Float32), w.cast(DType::Float32), std::nullopt, c.stride, c.pad, c.dilation).to_host();
+          nn::conv2d(wide(x), wide(w), std::nullopt, c.stride, c.pad, c.dilation).to_host();
       ASSERT_EQ(got.numel(), want.numel());
       const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
       for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
     }
-  // A weight gradient sums over the images (no batch): its windows pack, for cuBLAS.
+  // A weight gradient whose output gradient is a broadcast (no view of a
+  // buffer cuDNN can read): its operands pack, for cuBLAS.
   const Tensor x = Tensor::randn({2, 3, 9, 9}).cast(DType::Float16).realize();
   Tensor w = Tensor::randn({5, 3, 3, 3}).cast(DType::Float16).realize();
   w.requires_grad_();
@@ -285,6 +291,37 @@ TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
   }
   EXPECT_GE(packs, 1);
   EXPECT_EQ(cudnn, 0);
+  // A weight gradient of an output gradient in memory: one
+  // cudnnConvolutionBackwardFilter call over the image and the output
+  // gradient as they are (no pack), its result rounded to the weights'
+  // dtype; the values the float32 gradient's of the same halves.
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (const Case &c : {Case{1, 1, 1, false}, Case{2, 1, 1, false}, Case{1, 2, 2, false}, Case{1, 0, 1, true}}) {
+      SCOPED_TRACE(std::string("weight gradient ") + dtype_name(dt) + " stride " + std::to_string(c.stride) + " pad " +
+                   std::to_string(c.pad) + " dilation " + std::to_string(c.dilation) + (c.sliced ? " sliced" : ""));
+      Tensor xw = Tensor::randn({2, 3, 9, c.sliced ? 18 : 9}).cast(dt).realize();
+      if (c.sliced) xw = xw.slice(3, 0, std::nullopt, 2);
+      Tensor ww = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+      ww.requires_grad_();
+      const Tensor y = nn::conv2d(xw, ww, std::nullopt, c.stride, c.pad, c.dilation);
+      const Tensor g = Tensor::randn(y.shape()).cast(dt).realize();
+      const Tensor dw = autograd::grad({y}, {ww}, {g})[0];
+      std::vector<std::string> kernels;
+      for (const engine::RenderedKernel &k : engine::render({dw.uop()}))
+        kernels.push_back(k.library.empty() ? k.name : k.library);
+      // (A sliced image is stored row-major first, as for the forward.)
+      std::vector<std::string> want_kernels = {"cudnn wgrad", "E_5_3_3_3"};
+      if (c.sliced) want_kernels.insert(want_kernels.begin(), "E_2_3_9_9");
+      EXPECT_EQ(kernels, want_kernels);
+      const HostTensor got = dw.to_host();  // first: the references' casts, realized, would be read in its place
+      Tensor w32 = wide(ww.detach()).requires_grad_();
+      const HostTensor want = autograd::grad({nn::conv2d(wide(xw), w32, std::nullopt, c.stride, c.pad, c.dilation)},
+                                             {w32}, {wide(g)})[0]
+                                  .to_host();
+      ASSERT_EQ(got.numel(), want.numel());
+      const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+      for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+    }
   // A stride-1 input gradient is a convolution of the output gradient's
   // windows with the flipped weights (their pack): one cuDNN call, and its
   // result rounded to the input's dtype; no windows' gradient added back.
@@ -299,10 +336,10 @@ TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
     for (const engine::RenderedKernel &k : engine::render({dx.uop()}))
       kernels.push_back(k.library.empty() ? k.name : k.library);
     EXPECT_EQ(kernels, (std::vector<std::string>{"pack_1_3_45", "cudnn conv", "E_2_3_9_9"}));
-    Tensor x32 = xi.detach().cast(DType::Float32).requires_grad_();
-    const HostTensor want =
-        autograd::grad({nn::conv2d(x32, wi.cast(DType::Float32), std::nullopt, 1, 1)}, {x32}, {g.cast(DType::Float32)})[0].to_host();
     const HostTensor got = dx.to_host();
+    Tensor x32 = wide(xi.detach()).requires_grad_();
+    const HostTensor want =
+        autograd::grad({nn::conv2d(x32, wide(wi), std::nullopt, 1, 1)}, {x32}, {wide(g)})[0].to_host();
     ASSERT_EQ(got.numel(), want.numel());
     const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
     for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;

@@ -81,14 +81,25 @@ bool consistent(const Tensor4d &x, const Filter &w, const Conv &c, const Tensor4
          y.w == (x.w + 2 * c.pad_w - c.dil_w * (w.s - 1) - 1) / c.v + 1;
 }
 
-int algos(void *handle, void *x, void *w, void *conv, void *y, int requested, int *returned, CudnnFwdAlgoPerf *perf) {
+// One algorithm for either pass: ALGO_0, no workspace, deterministic.
+int algos(void *handle, void *x, void *w, void *conv, void *y, int requested, int *returned, CudnnAlgoPerf *perf) {
   if (handle != &g_handle || requested < 1) return kCudnnBadParam;
   if (!consistent(*static_cast<Tensor4d *>(x), *static_cast<Filter *>(w), *static_cast<Conv *>(conv),
                   *static_cast<Tensor4d *>(y)))
     return kCudnnBadParam;
-  perf[0] = CudnnFwdAlgoPerf{0, 0, 0.0f, 0, 1, kCudnnTensorOpMath, {}};  // implicit GEMM, no workspace
+  perf[0] = CudnnAlgoPerf{0, 0, 0.0f, 0, kCudnnDeterministic, kCudnnTensorOpMath, {}};
   *returned = 1;
   return 0;
+}
+int filter_algos(void *handle, void *x, void *dy, void *conv, void *dw, int requested, int *returned,
+                 CudnnAlgoPerf *perf) {
+  return algos(handle, x, dw, conv, dy, requested, returned, perf);
+}
+
+// Element (n, c, iy, ix) of a tensor: its flat index, or -1 in the padding.
+int64_t at(const Tensor4d &t, int64_t n, int64_t c, int64_t y, int64_t x) {
+  if (y < 0 || y >= t.h || x < 0 || x >= t.w) return -1;
+  return n * t.strides[0] + c * t.strides[1] + y * t.strides[2] + x * t.strides[3];
 }
 
 int forward(void *handle, const void *alpha, void *x_desc, const void *x, void *w_desc, const void *w, void *conv_desc,
@@ -106,13 +117,37 @@ int forward(void *handle, const void *alpha, void *x_desc, const void *x, void *
           for (int64_t ch = 0; ch < wd.c; ch++)
             for (int64_t r = 0; r < wd.r; r++)
               for (int64_t s = 0; s < wd.s; s++) {
-                const int64_t iy = oy * c.u - c.pad_h + r * c.dil_h, ix = ox * c.v - c.pad_w + s * c.dil_w;
-                if (iy < 0 || iy >= xd.h || ix < 0 || ix >= xd.w) continue;
-                const int64_t xi = n * xd.strides[0] + ch * xd.strides[1] + iy * xd.strides[2] + ix * xd.strides[3];
-                sum += read(x, xd.type, xi) * read(w, wd.type, ((k * wd.c + ch) * wd.r + r) * wd.s + s);
+                const int64_t xi = at(xd, n, ch, oy * c.u - c.pad_h + r * c.dil_h, ox * c.v - c.pad_w + s * c.dil_w);
+                if (xi >= 0) sum += read(x, xd.type, xi) * read(w, wd.type, ((k * wd.c + ch) * wd.r + r) * wd.s + s);
               }
-          const int64_t yi = n * yd.strides[0] + k * yd.strides[1] + oy * yd.strides[2] + ox * yd.strides[3];
+          const int64_t yi = at(yd, n, k, oy, ox);
           write(y, yd.type, yi, be == 0 ? al * sum : al * sum + be * read(y, yd.type, yi));
+        }
+  return 0;
+}
+
+// dw[k, c, r, s] = the sum over n, oy, ox of dy[n, k, oy, ox] times the
+// input element the forward read there.
+int backward_filter(void *handle, const void *alpha, void *x_desc, const void *x, void *dy_desc, const void *dy,
+                    void *conv_desc, int algo, void *, size_t, const void *beta, void *dw_desc, void *dw) {
+  const Tensor4d &xd = *static_cast<Tensor4d *>(x_desc), &yd = *static_cast<Tensor4d *>(dy_desc);
+  const Filter &wd = *static_cast<Filter *>(dw_desc);
+  const Conv &c = *static_cast<Conv *>(conv_desc);
+  if (handle != &g_handle || algo != 0 || !consistent(xd, wd, c, yd)) return kCudnnBadParam;
+  const float al = *static_cast<const float *>(alpha), be = *static_cast<const float *>(beta);
+  for (int64_t k = 0; k < wd.k; k++)
+    for (int64_t ch = 0; ch < wd.c; ch++)
+      for (int64_t r = 0; r < wd.r; r++)
+        for (int64_t s = 0; s < wd.s; s++) {
+          float sum = 0;
+          for (int64_t n = 0; n < yd.n; n++)
+            for (int64_t oy = 0; oy < yd.h; oy++)
+              for (int64_t ox = 0; ox < yd.w; ox++) {
+                const int64_t xi = at(xd, n, ch, oy * c.u - c.pad_h + r * c.dil_h, ox * c.v - c.pad_w + s * c.dil_w);
+                if (xi >= 0) sum += read(x, xd.type, xi) * read(dy, yd.type, at(yd, n, k, oy, ox));
+              }
+          const int64_t wi = ((k * wd.c + ch) * wd.r + r) * wd.s + s;
+          write(dw, wd.type, wi, be == 0 ? al * sum : al * sum + be * read(dw, wd.type, wi));
         }
   return 0;
 }
@@ -146,9 +181,10 @@ const char *status_string(int status) {
 }  // namespace
 
 const CudnnApi &emulated_cudnn() {
-  static const CudnnApi api{create_handle,    create<Tensor4d>, set_tensor, destroy<Tensor4d>, create<Filter>,
-                            set_filter,       destroy<Filter>,  create<Conv>, set_conv,        set_math,
-                            destroy<Conv>,    algos,            forward,      transform,       status_string};
+  static const CudnnApi api{create_handle, create<Tensor4d>, set_tensor,   destroy<Tensor4d>, create<Filter>,
+                            set_filter,    destroy<Filter>,  create<Conv>, set_conv,          set_math,
+                            destroy<Conv>, algos,            forward,      filter_algos,      backward_filter,
+                            transform,     status_string};
   return api;
 }
 

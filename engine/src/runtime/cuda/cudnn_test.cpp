@@ -1,7 +1,7 @@
 // The CUDA device's extern convolution (runtime/cuda/cudnn.h): which GEMMs it
 // takes, its errors, and libcudnn's entry points where the toolkit has them.
-// The calls' values: HalfConv.BesideCudnnAConvolutionIsOneCudnnCall on the
-// emulator's cuDNN.
+// The calls' values (forward and backward filter):
+// HalfConv.BesideCudnnAConvolutionIsOneCudnnCall on the emulator's cuDNN.
 #include "runtime/cuda/cudnn.h"
 
 #include <gtest/gtest.h>
@@ -29,14 +29,21 @@ TEST(CudnnConv, AFailingCallIsAnErrorNamingCudnnsStatus) {
   const CudnnApi &api = emulated_cudnn();
   void *handle = nullptr;
   ASSERT_EQ(api.create(&handle), 0);
-  CudnnConv c;
-  c.n = 1, c.c = 2, c.h = 5, c.w = 5, c.k = 3, c.r = 3, c.s = 3, c.out_h = 4, c.out_w = 3;  // out_h not 3
-  c.x_strides[0] = 50, c.x_strides[1] = 25, c.x_strides[2] = 5, c.x_strides[3] = 1;
-  try {
-    cudnn_program(c, api, handle, [](size_t) { return std::shared_ptr<void>(); });
-    FAIL() << "descriptors of another output size were accepted";
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find("CUDNN_STATUS_BAD_PARAM"), std::string::npos) << e.what();
+  for (CudnnPass pass : {CudnnPass::Forward, CudnnPass::Filter}) {
+    CudnnConv c;
+    c.pass = pass;
+    c.n = 1, c.c = 2, c.h = 5, c.w = 5, c.k = 3, c.r = 3, c.s = 3, c.out_h = 4, c.out_w = 3;  // out_h not 3
+    c.x_strides[0] = 50, c.x_strides[1] = 25, c.x_strides[2] = 5, c.x_strides[3] = 1;
+    c.dy_strides[0] = 36, c.dy_strides[1] = 12, c.dy_strides[2] = 3, c.dy_strides[3] = 1;
+    const char *call = pass == CudnnPass::Forward ? "cudnnGetConvolutionForwardAlgorithm_v7"
+                                                  : "cudnnGetConvolutionBackwardFilterAlgorithm_v7";
+    try {
+      cudnn_program(c, api, handle, [](size_t) { return std::shared_ptr<void>(); });
+      ADD_FAILURE() << "descriptors of another output size were accepted";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(call) + " failed: CUDNN_STATUS_BAD_PARAM"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -45,6 +52,7 @@ TEST(CudnnConv, LibcudnnHasEveryEntryPointLoomCalls) {
   EXPECT_EQ(cudnn_missing(), "");
   ASSERT_NE(cudnn(), nullptr);
   EXPECT_NE(cudnn()->forward, nullptr);
+  EXPECT_NE(cudnn()->backward_filter, nullptr);
 }
 
 }  // namespace

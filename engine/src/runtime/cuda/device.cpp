@@ -265,8 +265,9 @@ class CudaDevice : public Device {
 
   std::string cache_file(const KernelSource &kernel) override { return cache_entry(compiler_, kernel).path; }
 
-  // cuDNN for a convolution's gathered windows, cuBLAS for strided operands,
-  // where they load and make a handle on this GPU; else generated code.
+  // cuDNN for a convolution's gathered windows (its forward pass, its weight
+  // gradient), cuBLAS for strided operands, where they load and make a
+  // handle on this GPU; else generated code.
   std::shared_ptr<const Program> extern_gemm(const schedule::GemmShape &g) override {
     if (g.b.view) {  // where cuDNN finds no algorithm for it, the tensor-core template's implicit GEMM
       const std::optional<CudnnConv> conv = cudnn_conv(g);
