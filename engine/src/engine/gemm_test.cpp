@@ -262,12 +262,10 @@ TEST(GemmSplit, AWeightGradientPacksItsWindowsAlongTheImageRows) {
 }
 
 // A stride-1 convolution's input gradient is a convolution of the output
-// gradient: per image one GEMM of the weights, flipped along the taps and
-// packed transposed (the only pack: 24 x 576 values), and the output
-// gradient's windows, read in place where the GEMM gathers; it writes the
-// gradient itself. No windows' gradient, no kernel adding taps back. Where
-// nothing gathers, the windows pack. The values are the plain loops' both
-// ways.
+// gradient: per image one GEMM of the weights, flipped and packed (24 x 576
+// values), and the output gradient's windows, read in place where the GEMM
+// gathers (else packed), writing the gradient itself: no windows' gradient
+// added back tap by tap. The values are the plain loops' both ways.
 TEST(GemmSplit, AnInputGradientIsOneBatchedGemmOverTheOutputGradientsWindows) {
   if (testing::no_opt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   const int64_t n = 8, c = 24, h = 31, o = 64;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "knobs/knobs.h"
+#include "schedule/gemm_gathers.h"
 #include "schedule/gemm_split_k.h"
 #include "schedule/parts.h"
 #include "schedule/schedule_cache.h"
@@ -44,25 +45,50 @@ std::atomic<GatherRule> g_gathers{
     knobs::device() == "CPU" ? GatherRule{knobs::extern_gemm() ? Gathers::FewRows : Gathers::All, false}
                              : GatherRule{knobs::extern_gemm() ? Gathers::Off : Gathers::All, true}};
 
-// Whether a GEMM of m rows, `batched` or not, reads a B of halves (`half`)
-// or of float32 through its views (GemmOperand::view). `a_gathered`: its A
-// is read so too (gathers_a), which the `batched` rule takes as a batch.
-bool gathers(int64_t m, bool half, bool batched, bool a_gathered = false) {
+}  // namespace
+
+bool gathers(int64_t m, bool half, bool batched, bool a_gathered) {
   const GatherRule g = g_gathers.load();
   return g.halves == half && (batched || a_gathered || !g.batched) &&
          (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
 }
 
-// Whether a GEMM, `batched` or not, reads an A of halves that is a view of a
-// buffer but not a strided matrix through its views: where the tensor-core
-// template gathers every GEMM's B, in a GEMM without batch axes (a
-// convolution's weight gradient, whose A, the output gradient, is as large
-// as its pack; a batched GEMM's A is the weights, shared by the images,
-// whose pack is small: cuDNN and cuBLAS read it).
+// A gathered A: where the tensor-core template gathers every GEMM's B, in
+// a GEMM without batch axes (a convolution's weight gradient, whose A, the
+// output gradient, is as large as its pack; a batched GEMM's A is the
+// weights, shared by the images, whose pack is small: cuDNN and cuBLAS
+// read it).
 bool gathers_a(bool half, bool batched) {
   const GatherRule g = g_gathers.load();
   return half && g.halves && !batched && g.which == Gathers::All;
 }
+
+std::optional<shape::View> merged_view(const shape::View &outer, const shape::View &inner) {
+  if (outer.mask || inner.mask || outer.offset != 0) return std::nullopt;
+  if (inner.contiguous()) return outer;
+  std::vector<int64_t> row_major(inner.shape.size(), 1);
+  for (size_t j = inner.shape.size(); j-- > 1;) row_major[j - 1] = row_major[j] * inner.shape[j];
+  std::vector<bool> used(inner.shape.size(), false);
+  shape::View v = outer;
+  v.offset = inner.offset;
+  for (size_t d = 0; d < outer.shape.size(); d++) {
+    if (outer.strides[d] == 0 || outer.shape[d] == 1) {
+      v.strides[d] = 0;
+      continue;
+    }
+    std::optional<size_t> axis;
+    for (size_t j = 0; j < inner.shape.size(); j++)
+      if (!used[j] && row_major[j] == outer.strides[d] && inner.shape[j] >= outer.shape[d] &&
+          (!axis || inner.shape[j] > inner.shape[*axis]))
+        axis = j;
+    if (!axis) return std::nullopt;
+    used[*axis] = true;
+    v.strides[d] = inner.strides[*axis];
+  }
+  return v;
+}
+
+namespace {
 
 // Which axes of `shape` the value of `e` (an operand of the product, of that
 // shape) depends on: through the views it reads, a stride or a mask along the
@@ -151,35 +177,6 @@ Shape matrices_shape(const Shape &p, const Shape &s, const Layout &l) {
   out.push_back(prod_of(s, l.rows));
   out.push_back(prod_of(s, l.cols));
   return out;
-}
-
-// `outer` (unmasked, offset 0) over the row-major index space of `inner`
-// (unmasked) as one view, when each of outer's strided axes walks one of
-// inner's axes (no carry into another: at most its size, one outer axis
-// each): a broadcast, permute or reshape of a strided view.
-std::optional<shape::View> merged(const shape::View &outer, const shape::View &inner) {
-  if (outer.mask || inner.mask || outer.offset != 0) return std::nullopt;
-  if (inner.contiguous()) return outer;
-  std::vector<int64_t> row_major(inner.shape.size(), 1);
-  for (size_t j = inner.shape.size(); j-- > 1;) row_major[j - 1] = row_major[j] * inner.shape[j];
-  std::vector<bool> used(inner.shape.size(), false);
-  shape::View v = outer;
-  v.offset = inner.offset;
-  for (size_t d = 0; d < outer.shape.size(); d++) {
-    if (outer.strides[d] == 0 || outer.shape[d] == 1) {
-      v.strides[d] = 0;
-      continue;
-    }
-    std::optional<size_t> axis;
-    for (size_t j = 0; j < inner.shape.size(); j++)
-      if (!used[j] && row_major[j] == outer.strides[d] && inner.shape[j] >= outer.shape[d] &&
-          (!axis || inner.shape[j] > inner.shape[*axis]))
-        axis = j;
-    if (!axis) return std::nullopt;
-    used[*axis] = true;
-    v.strides[d] = inner.strides[*axis];
-  }
-  return v;
 }
 
 // The half dtype of an operand that is a float16 or bfloat16 buffer widened
@@ -313,7 +310,7 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     // A half operand's memory view: through its CAST's inner view.
     const std::optional<shape::View> mem =
         !mat.single_plain() ? std::nullopt
-        : half             ? merged(mat.views[0], e->src[0]->src[0]->arg_as<ShapeTracker>().views.at(0))
+        : half             ? merged_view(mat.views[0], e->src[0]->src[0]->arg_as<ShapeTracker>().views.at(0))
                            : std::optional<shape::View>(mat.views[0]);
     if (mem && (!half || e->src[0]->src[0]->arg_as<ShapeTracker>().single_plain())) {
       const shape::Strides &str = mem->strides;
@@ -486,90 +483,6 @@ SplitMemo &memo() {
   return *m;
 }
 
-// An operand of the canonical GEMM over shape g: one unmasked view of another
-// buffer than the output, broadcast along `unused` (n for A, m for B).
-// `in`: the buffer's dtype. A half one is VIEW(CAST to float32 of VIEW(buffer)):
-// the two views merge.
-std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t unused, size_t row, DType in,
-                                        bool a_gathered = false) {
-  if (v->op != Op::View) return std::nullopt;
-  UOpRef base = v->src[0];
-  ShapeTracker st = v->arg_as<ShapeTracker>();
-  if (in != DType::Float32) {
-    if (base->op != Op::Cast || base->dtype != DType::Float32 || base->src[0]->op != Op::View) return std::nullopt;
-    const ShapeTracker &inner = base->src[0]->arg_as<ShapeTracker>();
-    if (st.single_plain()) {
-      if (!inner.single_plain()) return std::nullopt;
-      const std::optional<shape::View> v1 = merged(st.views[0], inner.views[0]);
-      if (!v1) return std::nullopt;
-      st.views[0] = *v1;
-    } else if (!inner.contiguous()) {  // gathered: its views over the buffer as it is
-      return std::nullopt;
-    }
-    base = base->src[0]->src[0];
-  }
-  if (base->op != Op::DefineGlobal || base->dtype != in || st.shape() != g) return std::nullopt;
-  GemmOperand o;
-  o.slot = base->arg_as<int64_t>();
-  if (o.slot == 0) return std::nullopt;
-  if (!st.single_plain()) {  // gathered through its views, not depending on m (B) or n (A)
-    const shape::View &top = st.views.back();
-    const bool half = in != DType::Float32, batched = g.size() > 3;
-    if (!(unused == row - 1 ? gathers(g[row - 1], half, batched, a_gathered) : gathers_a(half, batched)) ||
-        (top.strides[unused] != 0 && g[unused] != 1) ||
-        (top.mask && (*top.mask)[unused] != std::pair<int64_t, int64_t>{0, g[unused]}))
-      return std::nullopt;
-    o.view = std::make_shared<const ShapeTracker>(st);
-    return o;
-  }
-  const shape::View &view = st.views[0];
-  if (view.strides[unused] != 0 && g[unused] != 1) return std::nullopt;
-  o.offset = view.offset;
-  o.batch_strides.assign(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(g.size() - 3));
-  o.row_stride = view.strides[row];
-  o.col_stride = view.strides[row + 1];
-  return o;
-}
-
-// The GEMM a kernel AST is, when it is the canonical form: SINK(STORE(row-major
-// [batch..., m, n], VIEW(REDUCE_AXIS(ADD over k, MUL(VIEW(A), VIEW(B)))))) over
-// the shape [batch..., m, k, n], A not depending on n, B not on m, both one
-// unmasked view (of halves: CAST to float32 of the views, and the stored
-// value maybe CAST back). A plain matmul's kernel is one.
-std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
-  if (ast->op != Op::Sink || ast->src.size() != 1) return std::nullopt;
-  const UOpRef &store = ast->src[0];
-  if (store->src.size() != 2 || !std::holds_alternative<ShapeTracker>(store->arg)) return std::nullopt;
-  const ShapeTracker &out = store->arg_as<ShapeTracker>();
-  const bool rounded = store->src[1]->op == Op::Cast;  // a half GEMM's result, rounded to its dtype
-  const UOpRef &c = rounded ? store->src[1]->src[0] : store->src[1];
-  if (!out.contiguous() || c->op != Op::View || c->arg_as<ShapeTracker>() != out) return std::nullopt;
-  const UOpRef &r = c->src[0];
-  if (r->op != Op::ReduceAxis || r->dtype != DType::Float32) return std::nullopt;
-  const auto &ra = r->arg_as<uop::ReduceArg>();
-  const UOpRef &mul = r->src[0];
-  if (ra.op != Op::Add || mul->op != Op::Mul) return std::nullopt;
-  const UOpRef &x = mul->src[0];
-  const DType in = x->op == Op::View && x->src[0]->op == Op::Cast ? x->src[0]->src[0]->dtype : DType::Float32;
-  const DType out_dt = rounded ? store->src[1]->dtype : DType::Float32;
-  if (in != DType::Float32 && in != DType::Float16 && in != DType::BFloat16) return std::nullopt;
-  if (rounded && (in == DType::Float32 || out_dt != in)) return std::nullopt;
-  const Shape &g = uop::shape_of(mul);
-  const size_t nb = g.size() < 3 ? 0 : g.size() - 3;
-  if (g.size() < 3 || ra.axes != std::vector<int64_t>{static_cast<int64_t>(nb) + 1}) return std::nullopt;
-  Shape c_shape(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
-  c_shape.insert(c_shape.end(), {g[nb], g[nb + 2]});
-  if (out.shape() != c_shape) return std::nullopt;
-  for (int swap = 0; swap < 2; swap++) {
-    const std::optional<GemmOperand> a = gemm_operand(mul->src[swap], g, nb + 2, nb, in);
-    const std::optional<GemmOperand> b = a ? gemm_operand(mul->src[1 - swap], g, nb, nb + 1, in, a->view != nullptr)
-                                           : std::nullopt;
-    if (a && b) return GemmShape{c_shape.size() > 2 ? Shape(c_shape.begin(), c_shape.end() - 2) : Shape{},
-                                 g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt};
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 int64_t set_gemm_min_macs(int64_t macs) {
@@ -602,9 +515,5 @@ void split_gemms(Schedule &sched) {
   if (!knobs::noopt()) apply_splits(sched, memo());  // LOOM_NOOPT=1: no splits
 }
 
-void mark_gemms(Schedule &sched) {
-  for (ScheduleItem &item : sched.items)
-    if (std::optional<GemmShape> g = gemm_shape(item.ast)) item.gemm = std::make_shared<const GemmShape>(std::move(*g));
-}
 
 }  // namespace loom::schedule
