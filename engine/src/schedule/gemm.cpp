@@ -376,11 +376,13 @@ std::optional<std::pair<UOpRef, UOpRef>> split_k(const MatrixPlan &plan, int64_t
 }
 
 // The GEMM of the operands' views `va` and `vb`, writing the kernel's output
-// itself when the kernel stores nothing but the sum in the output's order,
-// else a scratch buffer an epilogue (the kernel's value with the sum read
-// back from it) reads. Split-K: the GEMM writes a partial sum per chunk of
-// terms (a batch axis after the others), which the epilogue adds up.
-void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, UOpRef va, UOpRef vb) {
+// itself when the kernel stores nothing but the sum in the output's order
+// (of a half GEMM, `half`, maybe rounded to the operands' dtype), else a
+// scratch buffer an epilogue (the kernel's value with the sum read back
+// from it) reads. Split-K: the GEMM writes a partial sum per chunk of terms
+// (a batch axis after the others), which the epilogue adds up.
+void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, UOpRef va, UOpRef vb,
+              std::optional<DType> half) {
   const UOpRef &store = ast->src[0];
   const UOpRef &value = store->src[1];
   const Shape &s = pr.s;
@@ -406,10 +408,17 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   order.insert(order.end(), cols.begin(), cols.end());
   const UOpRef &r = pr.r;
   // The value is the sum itself, or it read in order through views (a
-  // reshape, a copy point's marker over it).
+  // reshape, a copy point's marker over it), or of a half GEMM that rounded
+  // to the operands' dtype (`rounded`: the GEMM stores it so).
+  bool rounded = false;
   auto in_order = [&, numel = shape::prod(uop::shape_of(r))](UOpRef v) {
-    for (; v->op == Op::View; v = v->src[0])
+    for (; v->op == Op::View || (half && v->op == Op::Cast && v->dtype == *half && !rounded); v = v->src[0]) {
+      if (v->op == Op::Cast) {
+        rounded = true;
+        continue;
+      }
       if (!v->arg_as<ShapeTracker>().contiguous() || shape::prod(v->arg_as<ShapeTracker>().shape()) != numel) return false;
+    }
     return v == r;
   };
   const bool direct = order == pr.out && in_order(value) && chunks == 1;
@@ -417,7 +426,8 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   gemm_dims.push_back(plan.kn / chunks);
   const ShapeTracker c_st = ShapeTracker::from_shape(c_shape);
   if (direct) {
-    split.parts.push_back(make_part(c, 0, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
+    split.parts.push_back(make_part(rounded ? UOp::make(Op::Cast, *half, {c}) : c, 0, rounded ? *half : DType::Float32,
+                                    c_st, dims_name("gemm", gemm_dims)));
     return;
   }
   const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
@@ -474,7 +484,7 @@ Split analyze(const UOpRef &ast) {
   t.half = ha && ha == hb ? ha : std::nullopt;
   const UOpRef va = operand_view(t, a, {l.prefix, l.rows, pr->k}, p_is_a ? pr->reads_p : pr->reads_q, true);
   const UOpRef vb = operand_view(t, b, {l.prefix, pr->k, l.cols}, p_is_a ? pr->reads_q : pr->reads_p, false);
-  add_gemm(split, ast, *pr, *plan, va, vb);
+  add_gemm(split, ast, *pr, *plan, va, vb, t.half);
   return split;
 }
 
