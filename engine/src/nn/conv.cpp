@@ -227,8 +227,9 @@ Tensor input_gradient(const Tensor &g, const Tensor &ws, const Stride1 &c) {
                         .shrink({{0, n}, {0, o}, {cut(lo.h), ho - cut(hi.h)}, {cut(lo.w), wo - cut(hi.w)}});
   const Tensor gw = grouped_windows(gy, {c.k, c.d, Pair2(pad(lo.h), pad(lo.w)), Pair2(pad(hi.h), pad(hi.w))}, groups);
   const uop::UOpRef swapped = ws.permute({0, 1, 3, 2, 4, 5, 6, 7}).uop();
-  const Tensor flipped =
-      tensor::make_tensor(uop::view(swapped, uop::tracker_of(swapped).flip({false, false, false, false, false, false, true, true})));
+  std::vector<bool> taps(8, false);
+  taps[6] = taps[7] = true;
+  const Tensor flipped = tensor::make_tensor(uop::view(swapped, uop::tracker_of(swapped).flip(taps)));
   const Tensor sum = channels_and_taps(gw, flipped);  // (N, g, C/g, H, W)
   const Shape &s = sum.shape();
   return sum.reshape({n, s[1] * s[2], s[3], s[4]});

@@ -291,8 +291,9 @@ struct GemmTarget {
 
 // An operand's view in the GEMM: its own view when that is already a
 // strided matrix (unit stride along rows or columns) of another buffer than
-// the output or, for a float32 B where the GEMM gathers (set_gemm_gathers),
-// any view of such a buffer; else a pack kernel's row-major scratch buffer.
+// the output or, where the GEMM gathers it (set_gemm_gathers: a B, a half
+// A), any view of such a buffer; else a pack kernel's row-major scratch
+// buffer.
 UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::vector<bool> &reads, bool is_a) {
   const Shape &s = t.s;
   const std::optional<DType> &half = t.half;
@@ -318,11 +319,11 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
       if ((row == 1 || col == 1) && std::all_of(str.begin(), str.end(), [](int64_t x) { return x >= 0; }))
         return UOp::make(Op::View, DType::Float32, {e->src[0]}, to_gemm(mat));
     }
-    // Gathered: float32 by the C template, run by run along its columns or
-    // its rows, whichever run longer, where they run far enough (a
-    // convolution's windows along image rows); halves by the tensor-core
-    // template, element by element, where the CAST reads the buffer as it is
-    // (the views are then the buffer's).
+    // Gathered: a float32 B by the C template, run by run along its columns
+    // or its rows, whichever run longer, where they run far enough (a
+    // convolution's windows along image rows); halves, B or A, by the
+    // tensor-core template, element by element, where the CAST reads the
+    // buffer as it is (the views are then the buffer's).
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
     const bool runs = across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown;
     const bool batched = t.g.size() > 3;
