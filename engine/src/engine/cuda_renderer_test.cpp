@@ -431,6 +431,33 @@ TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
     }
 }
 
+// A half GEMM without batch axes reads its A through its views only beside
+// a gathered B (a weight gradient): an A whose two term axes merge into no
+// stride, beside a B in memory, packs (the library that reads B reads it).
+TEST(HalfMatmul, AnUnbatchedGemmGathersItsAOnlyBesideAGatheredB) {
+  if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
+  if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::MinMacs all(0);
+  testing::ExternGemm off(false);
+  // out[i, j] = sum over p, q of a[i, p, q] b[p, q, j]; a[i, p, q] = x[q, p, i].
+  const Tensor x = Tensor::randn({8, 16, 24}).cast(DType::Float16).realize();
+  const Tensor b = Tensor::randn({16, 8, 40}).cast(DType::Float16).realize();
+  const Tensor a = x.permute({2, 1, 0}).cast(DType::Float32).unsqueeze(3);
+  const Tensor out = a.mul(b.cast(DType::Float32).unsqueeze(0)).sum({1, 2});
+  const schedule::Schedule sched = schedule::create_schedule({out.uop()});
+  int packs = 0, gemms = 0;
+  for (const auto &item : sched.items) {
+    packs += item.name.rfind("pack", 0) == 0;
+    if (item.gemm) {
+      gemms++;
+      EXPECT_FALSE(item.gemm->a.view);
+      EXPECT_FALSE(item.gemm->b.view);
+    }
+  }
+  EXPECT_EQ(gemms, 1);
+  EXPECT_EQ(packs, 1);
+}
+
 // The sort library kernel (argsort realizes its indices while it is built,
 // so the replay corpus has none): rendered for CUDA and compiled by NVRTC.
 TEST(CudaRenderer, TheSortKernelCompilesWithNvrtc) {

@@ -286,7 +286,8 @@ struct GemmTarget {
   const Shape &s;
   Shape g;
   std::optional<DType> half;
-  bool a_gathered = false;  // set once A's view is made
+  bool a_gathered = false;   // set once A's view is made
+  bool a_may_gather = true;  // false: A packs where it is no strided matrix
 };
 
 // An operand's view in the GEMM: its own view when that is already a
@@ -327,7 +328,7 @@ UOpRef operand_view(GemmTarget &t, const UOpRef &e, const Layout &l, const std::
     const int64_t across = contiguous_run(st, s, l.cols), down = contiguous_run(st, s, l.rows);
     const bool runs = across >= down ? across >= kMinGatherRun : down >= kMinGatherRunDown;
     const bool batched = t.g.size() > 3;
-    if ((is_a ? gathers_a(half.has_value(), batched)
+    if ((is_a ? t.a_may_gather && gathers_a(half.has_value(), batched)
               : gathers(t.g[t.g.size() - 3], half.has_value(), batched, t.a_gathered)) &&
         (half ? e->src[0]->src[0]->arg_as<ShapeTracker>().contiguous() : runs)) {
       t.a_gathered = is_a;
@@ -483,8 +484,17 @@ Split analyze(const UOpRef &ast) {
   // hold halves, exactly; on tensor cores where the target has them).
   const std::optional<DType> ha = widened_half(a), hb = widened_half(b);
   t.half = ha && ha == hb ? ha : std::nullopt;
-  const UOpRef va = operand_view(t, a, {l.prefix, l.rows, pr->k}, p_is_a ? pr->reads_p : pr->reads_q, true);
+  const Layout la{l.prefix, l.rows, pr->k};
+  const std::vector<bool> &reads_a = p_is_a ? pr->reads_p : pr->reads_q;
+  UOpRef va = operand_view(t, a, la, reads_a, true);
   const UOpRef vb = operand_view(t, b, {l.prefix, pr->k, l.cols}, p_is_a ? pr->reads_q : pr->reads_p, false);
+  // A is read through its views only beside a gathered B (a convolution's
+  // weight gradient, which cuDNN takes whole); beside a B in memory it packs
+  // for the library that reads that.
+  if (t.a_gathered && vb->arg_as<ShapeTracker>().single_plain()) {
+    t.a_may_gather = false;
+    va = operand_view(t, a, la, reads_a, true);
+  }
   add_gemm(split, ast, *pr, *plan, va, vb, t.half);
   return split;
 }

@@ -62,8 +62,9 @@ bool set_gemm_packs_transposed(bool on);
 // (cuDNN) whose convolutions, batched over images, and weight gradients it
 // takes (the others then run as the template). Where the tensor-core
 // template gathers every GEMM (All of halves), a half GEMM without batch
-// axes reads its A through its views too (a weight gradient's output
-// gradient, permuted; a batched GEMM's A, the weights, packs). The engine sets it from LOOM_EXTERN and the device
+// axes whose B it gathers reads its A through its views too (a weight
+// gradient's output gradient, permuted; a batched GEMM's A, the weights,
+// packs). The engine sets it from LOOM_EXTERN and the device
 // (default: on the CPU device FewRows of float32 operands, All with
 // LOOM_EXTERN=0; on CUDA Off, batched GEMMs of halves beside cuDNN, All of
 // halves with LOOM_EXTERN=0). Returns the previous rule.
