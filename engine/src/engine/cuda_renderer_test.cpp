@@ -390,19 +390,20 @@ TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
 // operands through their views, the output gradient (A, permuted to
 // [O, N * Ho * Wo]) and the windows (B): no pack, the same bits as the
 // packed operands' GEMM (the same halves summed in the same order), at
-// stride 1 and 2; NVRTC compiles it.
+// stride 1 and 2; A by 16-byte copies where an image's outputs are a
+// multiple of 8 (8 x 8), else element by element; NVRTC compiles it.
 TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
   if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
   if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
   testing::MinMacs all(0);
   testing::ExternGemm off(false);
   for (DType dt : {DType::Float16, DType::BFloat16})
-    for (int64_t stride : {1, 2}) {
-      SCOPED_TRACE(std::string(dtype_name(dt)) + " stride " + std::to_string(stride));
-      const Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize();
+    for (auto [size, stride] : {std::pair<int64_t, int64_t>{9, 1}, {9, 2}, {8, 1}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " size " + std::to_string(size) + " stride " + std::to_string(stride));
+      const Tensor x = Tensor::randn({2, 3, size, size}).cast(dt).realize();
       Tensor w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
       w.requires_grad_();
-      const int64_t out = stride == 1 ? 9 : 5;
+      const int64_t out = (size - 1) / stride + 1;
       const Tensor g = Tensor::randn({2, 5, out, out}).cast(dt).realize();
       auto weight_gradient = [&] { return autograd::grad({nn::conv2d(x, w, std::nullopt, stride, 1)}, {w}, {g})[0]; };
       const Tensor dw = weight_gradient();
@@ -417,6 +418,7 @@ TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
       for (const auto &k : engine::render({dw.uop()})) {
         if (k.cuda_source.find("loom_mma_") == std::string::npos) continue;
         templates++;
+        EXPECT_EQ(k.cuda_source.find("loom_cp_async16(&sa[") != std::string::npos, out * out % 8 == 0);
         if (runtime::cuda::nvrtc_missing().empty()) {
           const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
           EXPECT_TRUE(r.ok) << r.log;

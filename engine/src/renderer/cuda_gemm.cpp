@@ -167,10 +167,39 @@ bool narrow_coordinates(const schedule::GemmShape &g) {
          g.m + kCudaGemmRows < (int64_t{1} << 31);
 }
 
+// Whether a gathered A without batch axes (a weight gradient's output
+// gradient: the merge of [m, k, n] over the buffer's view [m, k's axes...])
+// holds each group of 8 terms from a multiple of 8 in 16 consecutive,
+// 16-byte aligned bytes: k's innermost axes run contiguously for a multiple
+// of 8 elements (an image's Ho * Wo pixels), its other strides, m's and the
+// offset are multiples of 8.
+bool aligned_term_groups(const schedule::GemmShape &g) {
+  const shape::ViewStack &v = g.a.view->views;
+  if (!g.batch.empty() || v.size() != 2) return false;
+  const shape::View &top = v[1], &mem = v[0];
+  if (top.mask || top.offset != 0 || top.shape != Shape{g.m, g.k, g.n} || top.strides != shape::Strides{g.k, 1, 0} ||
+      mem.mask || mem.offset % kGroup != 0 || mem.shape.empty() || mem.shape[0] != g.m ||
+      (g.m > 1 && mem.strides[0] % kGroup != 0))
+    return false;
+  int64_t run = 1;
+  bool running = true;
+  for (size_t d = mem.shape.size(); d-- > 1;) {
+    if (mem.shape[d] == 1) continue;
+    if (running && mem.strides[d] == run) {
+      run *= mem.shape[d];
+      continue;
+    }
+    running = false;
+    if (mem.strides[d] % kGroup != 0) return false;
+  }
+  return run % kGroup == 0;
+}
+
 Staging a_staging(const schedule::GemmShape &g, const std::optional<codegen::GatherIndex> &gather) {
   Staging s('a', "row", "m0", "M", kCudaGemmRows);
   if (gather) {  // a weight gradient's output gradient: consecutive terms, consecutive pixels
     s.by_terms = true;
+    s.copies = aligned_term_groups(g);
     s.element = gather_c(gather->flat, g, narrow_coordinates(g), "row", "k");
     s.valid = " && " + gather_c(gather->valid, g, narrow_coordinates(g), "row", "k");
     return s;
