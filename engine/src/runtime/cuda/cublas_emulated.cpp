@@ -20,7 +20,6 @@ bool supported_type(int t) { return t == kCudaR32F || t == kCudaR16F || t == kCu
 
 DType dtype(int type) { return type == kCudaR32F ? DType::Float32 : type == kCudaR16F ? DType::Float16 : DType::BFloat16; }
 float read(const void *base, int type, int64_t i) { return load_float(base, dtype(type), i); }
-void write(void *base, int type, int64_t i, float v) { store_float(base, dtype(type), i, v); }
 
 int create(void **handle) {
   *handle = &g_handle;
@@ -53,7 +52,7 @@ int gemm(void *handle, int trans_a, int trans_b, int m, int n, int k, const void
           s += read(a, a_type, ia) * read(b, b_type, ib);
         }
         const int64_t ic = p * stride_c + i + j * ldc;
-        write(c, c_type, ic, be == 0 ? al * s : al * s + be * read(c, c_type, ic));
+        store_blended(c, dtype(c_type), ic, al * s, be);
       }
   return 0;
 }

@@ -31,7 +31,6 @@ bool supported(int t) { return t == kCudnnHalf || t == kCudnnBFloat16; }
 
 DType dtype(int type) { return type == kCudnnFloat ? DType::Float32 : type == kCudnnHalf ? DType::Float16 : DType::BFloat16; }
 float read(const void *base, int type, int64_t i) { return load_float(base, dtype(type), i); }
-void write(void *base, int type, int64_t i, float v) { store_float(base, dtype(type), i, v); }
 
 template <typename T>
 int create(void **desc) {
@@ -121,7 +120,7 @@ int forward(void *handle, const void *alpha, void *x_desc, const void *x, void *
                 if (xi >= 0) sum += read(x, xd.type, xi) * read(w, wd.type, ((k * wd.c + ch) * wd.r + r) * wd.s + s);
               }
           const int64_t yi = at(yd, n, k, oy, ox);
-          write(y, yd.type, yi, be == 0 ? al * sum : al * sum + be * read(y, yd.type, yi));
+          store_blended(y, dtype(yd.type), yi, al * sum, be);
         }
   return 0;
 }
@@ -147,7 +146,7 @@ int backward_filter(void *handle, const void *alpha, void *x_desc, const void *x
                 if (xi >= 0) sum += read(x, xd.type, xi) * read(dy, yd.type, at(yd, n, k, oy, ox));
               }
           const int64_t wi = ((k * wd.c + ch) * wd.r + r) * wd.s + s;
-          write(dw, wd.type, wi, be == 0 ? al * sum : al * sum + be * read(dw, wd.type, wi));
+          store_blended(dw, dtype(wd.type), wi, al * sum, be);
         }
   return 0;
 }
@@ -164,7 +163,7 @@ int transform(void *handle, const void *alpha, void *x_desc, const void *x, cons
           const int64_t xi = n * xd.strides[0] + c * xd.strides[1] + h * xd.strides[2] + w * xd.strides[3];
           const int64_t yi = n * yd.strides[0] + c * yd.strides[1] + h * yd.strides[2] + w * yd.strides[3];
           const float v = al * read(x, xd.type, xi);
-          write(y, yd.type, yi, be == 0 ? v : v + be * read(y, yd.type, yi));
+          store_blended(y, dtype(yd.type), yi, v, be);
         }
   return 0;
 }

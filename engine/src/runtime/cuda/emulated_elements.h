@@ -23,4 +23,11 @@ inline void store_float(void *base, DType dt, int64_t i, float v) {
   static_cast<uint16_t *>(base)[i] = dt == DType::Float16 ? float_to_half_bits(v) : float_to_bf16_bits(v);
 }
 
+// Element i becomes v + beta times its value: the libraries' result scaled
+// by alpha (in v) added to beta times what was there, which is not read
+// where beta is 0 (it may be garbage or NaN).
+inline void store_blended(void *base, DType dt, int64_t i, float v, float beta) {
+  store_float(base, dt, i, beta == 0 ? v : v + beta * load_float(base, dt, i));
+}
+
 }  // namespace loom::runtime::cuda
