@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "codegen/affine.h"
 #include "codegen/indexing.h"
@@ -49,6 +50,8 @@ class Lowerer {
   int64_t sum_lanes = 1;
   std::vector<std::vector<UOpRef>> lane_sums;
   bool two_level = true;  // float sums of kTwoLevelSum terms or more add in two levels
+  // Nodes whose value is given wherever they are read (value_at's).
+  std::unordered_map<const UOp *, UOpRef> given;
 
   // The value of AST node `u` at logical index `idx`. `gate` is true where the
   // element is actually used: loads under a masked view read only when it holds,
@@ -67,6 +70,7 @@ class Lowerer {
 
  private:
   UOpRef eval_uncached(const UOpRef &u, const std::vector<UOpRef> &idx, const UOpRef &gate) {
+    if (auto it = given.find(u.get()); it != given.end()) return it->second;
     switch (u->op) {
       case Op::Const: case Op::DefineVar: return u;
       case Op::View: {
@@ -486,6 +490,12 @@ LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short, int64_
   LoweredKernel k = lower_store(l, store, up);
   k.lane_sums = std::move(l.lane_sums);
   return k;
+}
+
+UOpRef value_at(const UOpRef &value, const std::vector<UOpRef> &idx, const UOpRef &node, const UOpRef &given) {
+  Lowerer l;
+  l.given[node.get()] = given;
+  return l.eval(value, idx, UOp::const_int(1, DType::Bool));
 }
 
 std::vector<int64_t> sum_inner_level(const std::vector<int64_t> &sizes) {

@@ -52,6 +52,13 @@ using Upcast = std::vector<std::pair<int64_t, int64_t>>;
 LoweredKernel lower(const UOpRef &ast, const Upcast &up, bool fold_short = false, int64_t sum_lanes = 1,
                     bool two_level = true);
 
+// The value of `value`, an AST node, at logical index `idx` (int64
+// expressions over leaves of the caller's), as lower() computes each
+// element: loads, ALU and index arithmetic, with `node` inside it taking the
+// value `given` wherever it is read (a GEMM template's accumulator for its
+// sum: codegen/gemm_epilogue.h).
+UOpRef value_at(const UOpRef &value, const std::vector<UOpRef> &idx, const UOpRef &node, const UOpRef &given);
+
 // The two levels of a float sum (above): how many trailing terms of each
 // reduced axis (`sizes`, outermost first) one partial sum takes; all 1 for
 // one level (under 1024 terms, or no partial of 8 to all but one of them).

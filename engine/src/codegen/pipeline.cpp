@@ -107,10 +107,11 @@ bool template_reads(const schedule::GemmShape &g, bool gathers_a = false) {
 bool tensor_core_gemm(const schedule::GemmShape *g, const Target &t) {
   return t.tensor_cores && !knobs::noopt() && g && g->in != DType::Float32 && template_reads(*g, true);
 }
-// (An empty product, k = 0, stays lowered: its loops store the zeros.)
+// (An empty product, k = 0, stays lowered: its loops store the zeros; so
+// does one with an epilogue, which the C template does not compute.)
 bool packed_gemm(const schedule::GemmShape *g, const Target &t) {
   return t.packed_gemm && !knobs::noopt() && g && g->in == DType::Float32 && g->m > 0 && g->n > 0 && g->k > 0 &&
-         template_reads(*g);
+         !g->epilogue && template_reads(*g);
 }
 
 }  // namespace

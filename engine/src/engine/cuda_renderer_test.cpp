@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "engine/realize.h"
 #include "engine/testing/extern_gemm.h"
@@ -431,6 +432,55 @@ TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
       ASSERT_EQ(got.numel(), packed.numel());
       for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
     }
+}
+
+// Where the tensor-core template runs every half GEMM, an elementwise value
+// of a GEMM's sum (a convolution's bias, a BatchNorm's scale and shift in
+// eval mode, a ReLU, a residual, a runtime scalar, a float32 result) is the
+// template's epilogue: one kernel, no E_ kernel, with the same bits as the
+// GEMM into scratch and the epilogue kernel after it (the reference, whose
+// schedule is checked to be that); NVRTC compiles it.
+TEST(HalfConv, TheTensorCoreGemmComputesAnElementwiseEpilogueAsItStores) {
+  if (!runtime::default_device().target().tensor_cores) GTEST_SKIP() << "no tensor-core GEMM on this device";
+  if (knobs::noopt()) GTEST_SKIP() << "LOOM_NOOPT=1: GEMMs are not split";
+  testing::MinMacs all(0);
+  testing::ExternGemm off(false);
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const Tensor x = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), w = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+    const Tensor bias = Tensor::randn({5}).cast(dt).realize(), scale = Tensor::randn({5, 1, 1}).realize();
+    const Tensor shift = Tensor::randn({5, 1, 1}).cast(dt).realize(), residual = Tensor::randn({2, 5, 9, 9}).cast(dt).realize();
+    const Tensor a = Tensor::randn({24, 40}).cast(dt).realize(), b = Tensor::randn({40, 16}).cast(dt).realize();
+    const Tensor row = Tensor::randn({16}).realize();
+    const std::vector<std::pair<std::string, std::function<Tensor()>>> cases{
+        {"conv, bias, scale and shift, relu, residual",
+         [&] { return nn::conv2d(x, w, bias, 1, 1).mul(scale).cast(dt).add(shift).relu().add(residual); }},
+        {"conv times a runtime scalar, in float32",
+         [&] { return nn::conv2d(x, w, std::nullopt, 2, 1).cast(DType::Float32).mul(0.5); }},
+        {"matmul plus a row", [&] { return a.matmul(b).cast(DType::Float32).add(row); }},
+    };
+    for (const auto &[what, make] : cases) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + ": " + what);
+      const Tensor y = make();
+      const schedule::Schedule sched = schedule::create_schedule({y.uop()});
+      ASSERT_EQ(sched.items.size(), 1u) << sched.items.at(1).name;
+      ASSERT_TRUE(sched.items[0].gemm && sched.items[0].gemm->epilogue);
+      const engine::RenderedKernel k = only_kernel(y);
+      EXPECT_NE(k.cuda_source.find("loom_mma_"), std::string::npos);
+      if (runtime::cuda::nvrtc_missing().empty()) {
+        const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
+        EXPECT_TRUE(r.ok) << r.log;
+      }
+      const HostTensor got = y.to_host();
+      testing::GemmGathers packs(testing::kNoGathers);
+      const Tensor split = make();
+      int epilogues = 0;
+      for (const auto &item : schedule::create_schedule({split.uop()}).items) epilogues += item.name.rfind("E_", 0) == 0;
+      EXPECT_EQ(epilogues, 1);
+      const HostTensor want = split.to_host();
+      ASSERT_EQ(got.numel(), want.numel());
+      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), want.get(i)) << i;
+    }
+  }
 }
 
 // A half GEMM without batch axes reads its A through its views only beside

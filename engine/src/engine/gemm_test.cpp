@@ -125,7 +125,7 @@ TEST(GemmSplit, SmallReductionsStayOneKernel) {
   Tensor a = Tensor::randn({16, 12}).realize(), b = Tensor::randn({12, 16}).realize();
   const schedule::Schedule s = schedule::create_schedule({a.matmul(b).relu().uop()});
   EXPECT_EQ(names(s), std::vector<std::string>{"r_16_16"});
-  EXPECT_FALSE(s.items[0].gemm);  // a GEMM fused with its epilogue is no canonical one
+  EXPECT_FALSE(s.items[0].gemm);  // a float32 GEMM fused with its epilogue is no canonical one
   // A sum of squares reads both factors along every axis: not a GEMM at any size.
   Tensor x = Tensor::randn({512, 512}).realize();
   EXPECT_EQ(names(schedule::create_schedule({(x * x).sum({1}).uop()})), std::vector<std::string>{"r_512_1"});

@@ -71,11 +71,12 @@ std::atomic<bool> g_extern{knobs::extern_gemm()};
 std::atomic<bool> g_graphs{knobs::graphs()};
 std::atomic<bool> g_followed{false};  // the GEMM split's rules set from the device (follow_device)
 
-// A canonical GEMM (schedule/gemm_shape.h) runs on the device's extern GEMM when
-// there is one for it and LOOM_EXTERN is not 0: that program, else null.
+// A canonical GEMM (schedule/gemm_shape.h) without an epilogue runs on the
+// device's extern GEMM when there is one for it and LOOM_EXTERN is not 0:
+// that program, else null.
 std::shared_ptr<const runtime::Program> extern_program(const schedule::ScheduleItem &item) {
   if (!g_extern.load()) return nullptr;
-  return item.gemm ? runtime::default_device().extern_gemm(*item.gemm) : nullptr;
+  return item.gemm && !item.gemm->epilogue ? runtime::default_device().extern_gemm(*item.gemm) : nullptr;
 }
 
 // A kernel ready to run: the extern program where there is one, every other

@@ -5,6 +5,7 @@
 
 #include "codegen/vectorize.h"
 #include "loom/error.h"
+#include "uop/graph.h"
 
 namespace loom::renderer {
 
@@ -141,6 +142,23 @@ std::string R::render(const codegen::KernelSpec &p) {
   }
   os_ << "}\n";
   return os_.str();
+}
+
+std::string R::render_values(const codegen::KernelSpec &p, const UOpRef &value,
+                             const std::vector<std::pair<UOpRef, std::string>> &bound, const std::string &indent,
+                             std::string &stored) {
+  p_ = &p;
+  names_.clear();
+  counter_ = 0;
+  for (const auto &[u, name] : bound) bind(u, name);
+  std::string code;
+  for (const UOpRef &u : uop::toposort(value)) {
+    if (names_.contains(u.get()) || u->op == Op::Const || u->op == Op::DefineVar || u->op == Op::DefineGlobal) continue;
+    LOOM_CHECK(u->op != Op::Range, "a loop variable the template does not name");
+    code += indent + define_value(u) + "\n";
+  }
+  stored = store(value->dtype, name_of(value));
+  return code;
 }
 
 std::string R::vector_statement(const UOpRef &u) {

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "codegen/linearize.h"
 
@@ -21,6 +23,14 @@ class CStyleRenderer {
  public:
   virtual ~CStyleRenderer() = default;
   std::string render(const codegen::KernelSpec &p);
+  // Straight-line code computing `value` (loads, ALU, casts and index
+  // arithmetic, as lowered: codegen/lowerer.h's value_at) for a template of
+  // kernel `p`: the leaves in `bound` take the names given, every other
+  // node a definition, one per line after `indent`. Returns the code and
+  // sets `stored` to the value as its dtype stores it in memory.
+  std::string render_values(const codegen::KernelSpec &p, const UOpRef &value,
+                            const std::vector<std::pair<UOpRef, std::string>> &bound, const std::string &indent,
+                            std::string &stored);
 
   using Rule = std::function<std::string(CStyleRenderer &, const UOpRef &)>;
   using Table = std::unordered_map<Op, Rule>;

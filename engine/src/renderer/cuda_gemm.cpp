@@ -3,13 +3,19 @@
 #include <cctype>
 #include <utility>
 
+#include "codegen/gemm_epilogue.h"
 #include "loom/error.h"
 #include "renderer/c_gemm.h"
 #include "renderer/c_gemm_gather.h"
 #include "renderer/c_vector.h"
+#include "renderer/cuda_renderer.h"
 #include "shape/view.h"
+#include "uop/graph.h"
 
 namespace loom::renderer {
+
+using uop::Op;
+using uop::UOpRef;
 
 namespace {
 
@@ -81,7 +87,7 @@ $A_PUT$B_PUT  };
     for (int j = 0; j < 4; j++)
       for (int c = 0; c < 4; c++) {  // accumulator c: row lane / 4 (+8 for c >= 2), column 2 (lane % 4) + (c & 1)
         const int64_t row = m0 + wm + 16 * i + (lane >> 2) + 8 * (c >> 1), col = n0 + wn + 8 * j + 2 * (lane & 3) + (c & 1);
-        if (row < M && col < N) data0[bz * M * N + row * N + col] = $STORE(acc[i][j][c]);
+        if (row < M && col < N) $STORE_ELEMENT
       }
 }
 )";
@@ -248,16 +254,33 @@ void fill_operand(std::string &t, const Staging &s, const std::string &offset) {
   fill_placeholder(t, "$S" + X + "_HALVES", std::to_string(s.halves()));
 }
 
+// The statement storing accumulator c of tile (i, j) at (row, col) of
+// batch bz: its sum, rounded to the output's dtype where that is a half,
+// or the kernel's epilogue computed from it (codegen/gemm_epilogue.h).
+std::string store_element(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
+  const std::string at = "data0[bz * M * N + row * N + col] = ";
+  if (!g.epilogue)
+    return at + (g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "") + "(acc[i][j][c]);";
+  const codegen::GemmEpilogue e = codegen::gemm_epilogue(p.library, g);
+  std::vector<std::pair<UOpRef, std::string>> bound{{e.sum, "acc[i][j][c]"}};
+  for (const UOpRef &u : uop::toposort(e.value)) {
+    if (u->op != Op::Range) continue;
+    const int64_t leaf = u->arg_as<int64_t>();
+    bound.emplace_back(u, leaf == codegen::kEpilogueBatch ? "bz" : leaf == codegen::kEpilogueRow ? "row" : "col");
+  }
+  std::string stored;
+  const std::string indent(10, ' '), code = render_cuda_values(p, e.value, bound, indent, stored);
+  return "{\n" + code + indent + at + stored + ";\n        }";
+}
+
 }  // namespace
 
 std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmShape &g) {
-  std::string params = std::string(g.out == DType::Float32 ? "float" : "uint16_t") + " *__restrict__ data0";
-  for (size_t i = 1; i < p.buf_dtypes.size(); i++) params += ", const uint16_t *__restrict__ data" + std::to_string(i);
   const std::optional<codegen::GatherIndex> gather = codegen::gather_index(g, true), gather_a = codegen::gather_index(g, false);
   LOOM_CHECK((gather_a || !g.a.view) && (gather || !g.b.view), "a gathered operand the tensor-core GEMM cannot read: " + p.name);
   std::string s = kTemplate;
   fill_placeholder(s, "$NAME", p.name);
-  fill_placeholder(s, "$PARAMS", params);
+  fill_placeholder(s, "$PARAMS", cuda_param_decls(p));
   fill_placeholder(s, "$THREADS", std::to_string(kCudaGemmThreads));
   fill_placeholder(s, "$BM", std::to_string(kCudaGemmRows));
   fill_placeholder(s, "$BN", std::to_string(kCudaGemmCols));
@@ -267,7 +290,7 @@ std::string render_cuda_gemm(const codegen::KernelSpec &p, const schedule::GemmS
   fill_placeholder(s, "$A_SLOT", std::to_string(g.a.slot));
   fill_placeholder(s, "$B_SLOT", std::to_string(g.b.slot));
   fill_placeholder(s, "$MMA", g.in == DType::Float16 ? "loom_mma_f16" : "loom_mma_bf16");
-  fill_placeholder(s, "$STORE", g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "");
+  fill_placeholder(s, "$STORE_ELEMENT", store_element(p, g));
   fill_placeholder(s, "$M", c_int64(g.m));
   fill_placeholder(s, "$N", c_int64(g.n));
   fill_placeholder(s, "$K", c_int64(g.k));

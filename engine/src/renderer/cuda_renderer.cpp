@@ -34,18 +34,26 @@ using codegen::trip;
 
 class CudaRenderer : public CStyleRenderer {
  public:
+  // A template (a library kernel) launches as it says, not as planned.
   explicit CudaRenderer(const codegen::KernelSpec &p) : launch_(p.launch) {
-    LOOM_CHECK(launch_.block_threads > 0, "CUDA kernel " + p.name + ": its spec was not planned for a GPU target");
+    LOOM_CHECK(launch_.block_threads > 0 || p.library,
+               "CUDA kernel " + p.name + ": its spec was not planned for a GPU target");
   }
   const Launch &launch() const { return launch_; }
 
-  std::string header() override {
-    const codegen::KernelSpec &p = program();
-    std::string h = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ") " + p.name + "(";
+  // A pointer per buffer (slot 0's written), then each runtime scalar by value.
+  std::string params(const codegen::KernelSpec &p) const {
+    std::string h;
     for (size_t i = 0; i < p.buf_dtypes.size(); i++)
       h += std::string(i ? ", const " : "") + mem_type(p.buf_dtypes[i]) + " *__restrict__ data" + std::to_string(i);
-    for (const UOpRef &v : p.vars) h += std::string(", const ") + reg_type(v->dtype) + " " + var_name(v);  // by value
-    h += ") {\n";
+    for (const UOpRef &v : p.vars) h += std::string(", const ") + reg_type(v->dtype) + " " + var_name(v);
+    return h;
+  }
+
+  std::string header() override {
+    const codegen::KernelSpec &p = program();
+    std::string h = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ") " + p.name + "(" +
+                    params(p) + ") {\n";
     if (launch_.threads.empty()) return h;
     if (launch_.grouped) {
       h += "  const int64_t gid = blockIdx.x;\n";
@@ -383,6 +391,14 @@ CudaKernel render_cuda(const codegen::KernelSpec &p) {
   CudaRenderer r(p);
   std::string body = r.render(p);
   return {body, r.blocks(), r.threads()};
+}
+
+std::string cuda_param_decls(const codegen::KernelSpec &p) { return CudaRenderer(p).params(p); }
+
+std::string render_cuda_values(const codegen::KernelSpec &p, const UOpRef &value,
+                               const std::vector<std::pair<UOpRef, std::string>> &bound, const std::string &indent,
+                               std::string &stored) {
+  return CudaRenderer(p).render_values(p, value, bound, indent, stored);
 }
 
 std::vector<std::string> cuda_params(const std::string &source, const std::string &name) {

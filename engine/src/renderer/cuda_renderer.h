@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/linearize.h"
@@ -24,6 +25,16 @@ CudaKernel render_cuda(const codegen::KernelSpec &p);
 // What every kernel needs before it: fixed-width integers, NAN and INFINITY,
 // the C prelude's helpers under the same names, the block fold.
 const std::string &cuda_prelude();
+
+// A kernel's parameter list as its header declares it: a pointer per
+// buffer in slot order (slot 0 written), then each runtime scalar by value.
+std::string cuda_param_decls(const codegen::KernelSpec &p);
+
+// Straight-line code computing `value` in a template of kernel `p`, spelled
+// as this target's kernels spell each op (CStyleRenderer::render_values).
+std::string render_cuda_values(const codegen::KernelSpec &p, const uop::UOpRef &value,
+                               const std::vector<std::pair<uop::UOpRef, std::string>> &bound,
+                               const std::string &indent, std::string &stored);
 
 // The parameter declarations ("const float *__restrict__ data1", ...) of
 // kernel `name` in a translation unit this target rendered: one per buffer,

@@ -53,6 +53,18 @@ bool gathers(int64_t m, bool half, bool batched, bool a_gathered) {
          (g.which == Gathers::All || (g.which == Gathers::FewRows && m <= kFewRows));
 }
 
+namespace {
+
+// Where the tensor-core template gathers every half GEMM's operands, it
+// runs every half GEMM and no library does: an elementwise value of a half
+// GEMM's sum is the template's epilogue instead of a kernel of its own.
+bool fuses_epilogue() {
+  const GatherRule g = g_gathers.load();
+  return g.halves && g.which == Gathers::All;
+}
+
+}  // namespace
+
 // A gathered A: where the tensor-core template gathers every GEMM's B, in
 // a GEMM without batch axes (a convolution's weight gradient, whose A, the
 // output gradient, is as large as its pack; a batched GEMM's A is the
@@ -379,9 +391,11 @@ std::optional<std::pair<UOpRef, UOpRef>> split_k(const MatrixPlan &plan, int64_t
 
 // The GEMM of the operands' views `va` and `vb`, writing the kernel's output
 // itself when the kernel stores nothing but the sum in the output's order
-// (of a half GEMM, `half`, maybe rounded to the operands' dtype), else a
-// scratch buffer an epilogue (the kernel's value with the sum read back
-// from it) reads. Split-K: the GEMM writes a partial sum per chunk of terms
+// (of a half GEMM, `half`, maybe rounded to the operands' dtype), or, where
+// the tensor-core template runs it (fuses_epilogue), a value computed
+// elementwise from the sum in that order (GemmShape::epilogue); else a
+// scratch buffer an epilogue kernel (the kernel's value with the sum read
+// back from it) reads. Split-K: the GEMM writes a partial sum per chunk of terms
 // (a batch axis after the others), which the epilogue adds up.
 void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPlan &plan, UOpRef va, UOpRef vb,
               std::optional<DType> half) {
@@ -432,6 +446,18 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
                                     c_st, dims_name("gemm", gemm_dims)));
     return;
   }
+  std::unordered_map<const UOp *, UOpRef> memo;
+  auto with_sum = [&](const UOpRef &sum_read) {
+    return uop::replace_nodes(value, [&](const UOpRef &u) -> UOpRef { return u == r ? sum_read : nullptr; }, memo);
+  };
+  if (half && fuses_epilogue() && chunks == 1 && order == pr.out && store->arg_as<ShapeTracker>().contiguous() &&
+      reads_sum_in_place(value, r)) {
+    const UOpRef in_place =
+        UOp::make(Op::View, DType::Float32, {sum}, ShapeTracker::from_shape(reduced_shape).reshape(uop::shape_of(r)));
+    split.parts.push_back(make_part(with_sum(in_place), 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
+                                    dims_name("gemm", gemm_dims)));
+    return;
+  }
   const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
   Shape c_axes;  // the GEMM's result with its axes unmerged, in `order` (the chunks after the prefix)
@@ -459,10 +485,7 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
     read_back = UOp::make(Op::View, DType::Float32, {added},
                           ShapeTracker::from_shape(with_chunks).reshape(uop::shape_of(r)));
   }
-  std::unordered_map<const UOp *, UOpRef> memo;
-  const UOpRef epilogue =
-      uop::replace_nodes(value, [&](const UOpRef &u) -> UOpRef { return u == r ? read_back : nullptr; }, memo);
-  split.parts.push_back(make_part(epilogue, 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
+  split.parts.push_back(make_part(with_sum(read_back), 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
                                   dims_name("E", store->arg_as<ShapeTracker>().shape())));
 }
 

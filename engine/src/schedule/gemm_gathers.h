@@ -1,11 +1,12 @@
-// The GEMM split's rules for gathered operands (set_gemm_gathers, gemm.h)
-// and the view merge both the split and the canonical form's recognition
-// (gemm_shape.cpp) apply.
+// The GEMM split's rules for gathered operands (set_gemm_gathers, gemm.h),
+// the view merge and the epilogue's form, which both the split and the
+// canonical form's recognition (gemm_shape.cpp) apply.
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "shape/view.h"
+#include "uop/uop.h"
 
 namespace loom::schedule {
 
@@ -23,5 +24,13 @@ bool gathers_a(bool half, bool batched);
 // inner's axes (no carry into another: at most its size, one outer axis
 // each): a broadcast, permute or reshape of a strided view.
 std::optional<shape::View> merged_view(const shape::View &outer, const shape::View &inner);
+
+// Whether `value` (a kernel's stored value) is an elementwise function of
+// the sum `r` (its only reduction) read in place: every path from it to r
+// passes ALU ops, casts and reshapes (contiguous views) only, and all else
+// it reads is constants, runtime scalars and views of buffers other than
+// the output's. A GEMM template computes such a value from each output's
+// sum as it stores it (GemmShape::epilogue).
+bool reads_sum_in_place(const uop::UOpRef &value, const uop::UOpRef &r);
 
 }  // namespace loom::schedule

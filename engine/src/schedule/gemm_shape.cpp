@@ -5,7 +5,9 @@
 
 #include "schedule/gemm.h"
 #include "schedule/gemm_gathers.h"
+#include "schedule/parts.h"
 #include "uop/graph.h"
+#include "uop/node_map.h"
 
 namespace loom::schedule {
 
@@ -64,42 +66,72 @@ std::optional<GemmOperand> gemm_operand(const UOpRef &v, const Shape &g, size_t 
 // [batch..., m, n], VIEW(REDUCE_AXIS(ADD over k, MUL(VIEW(A), VIEW(B)))))) over
 // the shape [batch..., m, k, n], A not depending on n, B not on m, both one
 // unmasked view (of halves: CAST to float32 of the views, and the stored
-// value maybe CAST back). A plain matmul's kernel is one.
+// value maybe CAST back), or, of halves, its epilogue's form
+// (GemmShape::epilogue). A plain matmul's kernel is one.
 std::optional<GemmShape> gemm_shape(const UOpRef &ast) {
   if (ast->op != Op::Sink || ast->src.size() != 1) return std::nullopt;
   const UOpRef &store = ast->src[0];
   if (store->src.size() != 2 || !std::holds_alternative<ShapeTracker>(store->arg)) return std::nullopt;
   const ShapeTracker &out = store->arg_as<ShapeTracker>();
-  const bool rounded = store->src[1]->op == Op::Cast;  // a half GEMM's result, rounded to its dtype
-  const UOpRef &c = rounded ? store->src[1]->src[0] : store->src[1];
-  if (!out.contiguous() || c->op != Op::View || c->arg_as<ShapeTracker>() != out) return std::nullopt;
-  const UOpRef &r = c->src[0];
-  if (r->op != Op::ReduceAxis || r->dtype != DType::Float32) return std::nullopt;
+  const UOpRef &value = store->src[1];
+  if (!out.contiguous()) return std::nullopt;
+  const bool rounded = value->op == Op::Cast;  // a half GEMM's result, rounded to its dtype
+  const UOpRef &c = rounded ? value->src[0] : value;
+  const bool plain = c->op == Op::View && c->arg_as<ShapeTracker>() == out && c->src[0]->op == Op::ReduceAxis;
+  const UOpRef r = plain ? c->src[0] : only_reduction(ast);
+  if (!r || r->op != Op::ReduceAxis || r->dtype != DType::Float32 || (!plain && !reads_sum_in_place(value, r)))
+    return std::nullopt;
   const auto &ra = r->arg_as<uop::ReduceArg>();
   const UOpRef &mul = r->src[0];
   if (ra.op != Op::Add || mul->op != Op::Mul) return std::nullopt;
   const UOpRef &x = mul->src[0];
   const DType in = x->op == Op::View && x->src[0]->op == Op::Cast ? x->src[0]->src[0]->dtype : DType::Float32;
-  const DType out_dt = rounded ? store->src[1]->dtype : DType::Float32;
+  const DType out_dt = rounded || !plain ? value->dtype : DType::Float32;
   if (in != DType::Float32 && in != DType::Float16 && in != DType::BFloat16) return std::nullopt;
-  if (rounded && (in == DType::Float32 || out_dt != in)) return std::nullopt;
+  if (!plain && in == DType::Float32) return std::nullopt;  // only the tensor-core template computes epilogues
+  if (plain && rounded && (in == DType::Float32 || out_dt != in)) return std::nullopt;
   const Shape &g = uop::shape_of(mul);
   const size_t nb = g.size() < 3 ? 0 : g.size() - 3;
   if (g.size() < 3 || ra.axes != std::vector<int64_t>{static_cast<int64_t>(nb) + 1}) return std::nullopt;
   Shape c_shape(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
   c_shape.insert(c_shape.end(), {g[nb], g[nb + 2]});
-  if (out.shape() != c_shape) return std::nullopt;
+  if (plain ? out.shape() != c_shape : shape::prod(out.shape()) != shape::prod(c_shape)) return std::nullopt;
   for (int swap = 0; swap < 2; swap++) {
     const std::optional<GemmOperand> a = gemm_operand(mul->src[swap], g, nb + 2, nb, in);
     const std::optional<GemmOperand> b = a ? gemm_operand(mul->src[1 - swap], g, nb, nb + 1, in, a->view != nullptr)
                                            : std::nullopt;
     if (a && b) return GemmShape{c_shape.size() > 2 ? Shape(c_shape.begin(), c_shape.end() - 2) : Shape{},
-                                 g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt};
+                                 g[nb], g[nb + 2], g[nb + 1], *a, *b, in, out_dt, !plain};
   }
   return std::nullopt;
 }
 
 }  // namespace
+
+bool reads_sum_in_place(const UOpRef &value, const UOpRef &r) {
+  const std::vector<UOpRef> order = uop::toposort(value);
+  uop::NodeMap<bool> above, reaches;  // reached from value without passing r; depending on r
+  above[value.get()] = true;
+  for (size_t i = order.size(); i-- > 0;) {
+    const UOpRef &u = order[i];
+    if (u != r && above[u.get()])
+      for (const UOpRef &s : u->src) above[s.get()] = true;
+  }
+  for (const UOpRef &u : order) {
+    if (u == r || !above[u.get()]) continue;
+    bool on_path = false;
+    for (const UOpRef &s : u->src) on_path = on_path || s == r || reaches[s.get()];
+    reaches[u.get()] = on_path;
+    const bool leaf = u->op == Op::Const || u->op == Op::DefineVar ||
+                      (u->op == Op::DefineGlobal && u->arg_as<int64_t>() != 0);
+    if (!leaf && !uop::is_alu(u->op) && u->op != Op::Cast && u->op != Op::View) return false;
+    if (u->op == Op::View && on_path &&
+        (!u->arg_as<ShapeTracker>().contiguous() ||
+         shape::prod(u->arg_as<ShapeTracker>().shape()) != shape::prod(uop::shape_of(u->src[0]))))
+      return false;
+  }
+  return reaches[value.get()];
+}
 
 void mark_gemms(Schedule &sched) {
   for (ScheduleItem &item : sched.items)

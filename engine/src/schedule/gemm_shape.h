@@ -30,13 +30,20 @@ struct GemmOperand {
 // A [batch..., m, k] times B [batch..., k, n], summed in float32. The
 // operands are float32, or both float16 or both bfloat16 buffers widened to
 // float32 as they are read (`in`); C is float32 or, with half operands,
-// rounded to their dtype (`out`). split_gemms makes float32 ones only; a half
-// one is a matmul of halves.
+// rounded to their dtype (`out`). With an `epilogue` (of half operands),
+// the kernel stores more than the sum: SINK(STORE(out, E)) where E, of
+// dtype `out`, is an elementwise function of the sum (a VIEW(REDUCE_AXIS)
+// of the form above, [batch..., m, 1, n]) read in place and of other
+// buffers, constants and runtime scalars (a bias, BatchNorm's scale and
+// shift, GELU, a residual), `out` contiguous with one element per element
+// of C: the tensor-core template computes E from each element's sum as it
+// stores it; no library takes it.
 struct GemmShape {
   std::vector<int64_t> batch;
   int64_t m = 0, n = 0, k = 0;
   GemmOperand a, b;
   DType in = DType::Float32, out = DType::Float32;
+  bool epilogue = false;
 };
 
 // How a BLAS call reads a rows x cols operand of a row-major GEMM: as
