@@ -1,5 +1,9 @@
 #include "codegen/gemm_epilogue.h"
 
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
 #include "codegen/indexing.h"
 #include "codegen/lowerer.h"
 #include "loom/error.h"
@@ -11,6 +15,31 @@ namespace loom::codegen {
 using uop::Op;
 using uop::UOp;
 
+namespace {
+
+// The kernel's elementwise value over C's shape: each view it reads
+// through (of a buffer, a constant, the sum) reshaped from the store's
+// contiguous shape to C's, so that addresses follow from the coordinates
+// of C rather than through the store's axes.
+UOpRef over_c(const UOpRef &value, const Shape &c_shape) {
+  std::unordered_map<const uop::UOp *, UOpRef> memo;
+  std::function<UOpRef(const UOpRef &)> walk = [&](const UOpRef &u) -> UOpRef {
+    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+    UOpRef out = u;
+    if (u->op == Op::View) {
+      out = UOp::make(Op::View, u->dtype, u->src, u->arg_as<shape::ShapeTracker>().reshape(c_shape));
+    } else if (!u->src.empty()) {
+      std::vector<UOpRef> src;
+      for (const UOpRef &s : u->src) src.push_back(walk(s));
+      out = u->with_src(src);
+    }
+    return memo[u.get()] = out;
+  };
+  return walk(value);
+}
+
+}  // namespace
+
 GemmEpilogue gemm_epilogue(const UOpRef &ast, const schedule::GemmShape &g) {
   const UOpRef &store = ast->src[0];
   UOpRef r;
@@ -20,13 +49,15 @@ GemmEpilogue gemm_epilogue(const UOpRef &ast, const schedule::GemmShape &g) {
   auto leaf = [](int64_t size, int64_t name) {
     return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, name);
   };
-  const UOpRef flat = (leaf(shape::prod(g.batch), kEpilogueBatch) * g.m + leaf(g.m, kEpilogueRow)) * g.n +
-                      leaf(g.n, kEpilogueCol);
-  const std::vector<UOpRef> idx = unravel(uop::simplify(flat), store->arg_as<shape::ShapeTracker>().shape());
+  std::vector<UOpRef> idx = unravel(leaf(shape::prod(g.batch), kEpilogueBatch), g.batch);
+  idx.push_back(leaf(g.m, kEpilogueRow));
+  idx.push_back(leaf(g.n, kEpilogueCol));
+  Shape c_shape = g.batch;
+  c_shape.insert(c_shape.end(), {g.m, g.n});
   GemmEpilogue e;
   e.sum = UOp::make(Op::Load, DType::Float32, {UOp::make(Op::DefineGlobal, DType::Float32, {}, int64_t{-1}),
                                                UOp::const_int(0)});
-  e.value = value_at(store->src[1], idx, r, e.sum);
+  e.value = value_at(over_c(store->src[1], c_shape), idx, r, e.sum);
   return e;
 }
 

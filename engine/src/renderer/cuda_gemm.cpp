@@ -83,8 +83,11 @@ $A_PUT$B_PUT  };
     if (more) put(st ^ 1);
     __syncthreads();
   }
+#pragma unroll  // constant indices: acc stays in registers however long the epilogue
   for (int i = 0; i < 4; i++)
+#pragma unroll
     for (int j = 0; j < 4; j++)
+#pragma unroll
       for (int c = 0; c < 4; c++) {  // accumulator c: row lane / 4 (+8 for c >= 2), column 2 (lane % 4) + (c & 1)
         const int64_t row = m0 + wm + 16 * i + (lane >> 2) + 8 * (c >> 1), col = n0 + wn + 8 * j + 2 * (lane & 3) + (c & 1);
         if (row < M && col < N) $STORE_ELEMENT
