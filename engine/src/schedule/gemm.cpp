@@ -389,6 +389,36 @@ std::optional<std::pair<UOpRef, UOpRef>> split_k(const MatrixPlan &plan, int64_t
   return std::pair{UOp::make(Op::View, va->dtype, {va->src[0]}, *sa), UOp::make(Op::View, vb->dtype, {vb->src[0]}, *sb)};
 }
 
+// The GEMM's result in scratch buffer `c_buf` (its axes `order`, the
+// product's, with split-K's `chunks` after the first `nb`) read back in the
+// shape of the product's sum: the output's axes in their order, the
+// partials added up.
+UOpRef read_back_sum(const Product &pr, const std::vector<int64_t> &order, size_t nb, int64_t chunks,
+                     const UOpRef &c_buf) {
+  const Shape &r_shape = uop::shape_of(pr.r);
+  Shape c_axes;  // the GEMM's result with its axes unmerged, in `order` (the chunks after the prefix)
+  std::vector<int64_t> to_output;
+  for (int64_t d : order) c_axes.push_back(pr.s[static_cast<size_t>(d)]);
+  for (int64_t d : pr.out)
+    to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
+  if (chunks == 1)
+    return UOp::make(Op::View, DType::Float32, {c_buf},
+                     ShapeTracker::from_shape(c_axes).permute(to_output).reshape(r_shape));
+  // The partials' sum: the chunks axis last, then added up.
+  c_axes.insert(c_axes.begin() + static_cast<std::ptrdiff_t>(nb), chunks);
+  std::vector<int64_t> perm;
+  for (int64_t i : to_output) perm.push_back(i < static_cast<int64_t>(nb) ? i : i + 1);
+  perm.push_back(static_cast<int64_t>(nb));
+  Shape with_chunks = r_shape;
+  with_chunks.push_back(chunks);
+  const UOpRef partials =
+      UOp::make(Op::View, DType::Float32, {c_buf}, ShapeTracker::from_shape(c_axes).permute(perm).reshape(with_chunks));
+  const UOpRef added = UOp::make(Op::ReduceAxis, DType::Float32, {partials},
+                                 uop::ReduceArg{Op::Add, {static_cast<int64_t>(with_chunks.size()) - 1}});
+  with_chunks.back() = 1;
+  return UOp::make(Op::View, DType::Float32, {added}, ShapeTracker::from_shape(with_chunks).reshape(r_shape));
+}
+
 // The GEMM of the operands' views `va` and `vb`, writing the kernel's output
 // itself when the kernel stores nothing but the sum in the output's order
 // (of a half GEMM, `half`, maybe rounded to the operands' dtype), or, where
@@ -460,31 +490,7 @@ void add_gemm(Split &split, const UOpRef &ast, const Product &pr, const MatrixPl
   }
   const int64_t c_ref = split.add_scratch(DType::Float32, shape::prod(c_shape));
   split.parts.push_back(make_part(c, c_ref, DType::Float32, c_st, dims_name("gemm", gemm_dims)));
-  Shape c_axes;  // the GEMM's result with its axes unmerged, in `order` (the chunks after the prefix)
-  std::vector<int64_t> to_output;
-  for (int64_t d : order) c_axes.push_back(s[static_cast<size_t>(d)]);
-  for (int64_t d : pr.out)
-    to_output.push_back(static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin()));
-  const UOpRef c_buf = global(DType::Float32, c_ref);
-  UOpRef read_back;
-  if (chunks == 1) {
-    read_back = UOp::make(Op::View, DType::Float32, {c_buf},
-                          ShapeTracker::from_shape(c_axes).permute(to_output).reshape(uop::shape_of(r)));
-  } else {  // the partials' sum: the chunks axis last, then added up
-    c_axes.insert(c_axes.begin() + static_cast<std::ptrdiff_t>(nb), chunks);
-    std::vector<int64_t> perm;
-    for (int64_t i : to_output) perm.push_back(i < static_cast<int64_t>(nb) ? i : i + 1);
-    perm.push_back(static_cast<int64_t>(nb));
-    Shape with_chunks = uop::shape_of(r);
-    with_chunks.push_back(chunks);
-    const UOpRef partials =
-        UOp::make(Op::View, DType::Float32, {c_buf}, ShapeTracker::from_shape(c_axes).permute(perm).reshape(with_chunks));
-    const UOpRef added = UOp::make(Op::ReduceAxis, DType::Float32, {partials},
-                                   uop::ReduceArg{Op::Add, {static_cast<int64_t>(with_chunks.size()) - 1}});
-    with_chunks.back() = 1;
-    read_back = UOp::make(Op::View, DType::Float32, {added},
-                          ShapeTracker::from_shape(with_chunks).reshape(uop::shape_of(r)));
-  }
+  const UOpRef read_back = read_back_sum(pr, order, nb, chunks, global(DType::Float32, c_ref));
   split.parts.push_back(make_part(with_sum(read_back), 0, store->src[0]->dtype, store->arg_as<ShapeTracker>(),
                                   dims_name("E", store->arg_as<ShapeTracker>().shape())));
 }
