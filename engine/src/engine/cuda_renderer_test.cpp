@@ -436,7 +436,7 @@ TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
 
 // Where the tensor-core template runs every half GEMM, an elementwise value
 // of a GEMM's sum (a convolution's bias, a BatchNorm's scale and shift in
-// eval mode, a ReLU, a residual, a runtime scalar, a float32 result) is the
+// eval mode, a ReLU, GELU, a residual, a runtime scalar, a float32 result) is the
 // template's epilogue: one kernel, no E_ kernel, with the same bits as the
 // GEMM into scratch and the epilogue kernel after it (the reference, whose
 // schedule is checked to be that); NVRTC compiles it.
@@ -456,6 +456,7 @@ TEST(HalfConv, TheTensorCoreGemmComputesAnElementwiseEpilogueAsItStores) {
          [&] { return nn::conv2d(x, w, bias, 1, 1).mul(scale).cast(dt).add(shift).relu().add(residual); }},
         {"conv times a runtime scalar, in float32",
          [&] { return nn::conv2d(x, w, std::nullopt, 2, 1).cast(DType::Float32).mul(0.5); }},
+        {"conv, gelu (its input read twice, runtime scalars)", [&] { return nn::conv2d(x, w, bias, 1, 1).gelu(); }},
         {"matmul plus a row", [&] { return a.matmul(b).cast(DType::Float32).add(row); }},
     };
     for (const auto &[what, make] : cases) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "knobs/knobs.h"
@@ -93,6 +94,27 @@ void realize_shared_costly(const std::vector<UOpRef> &order, const NodeSet &cons
   }
 }
 
+// Whether the readers of order[at] (several) are one kernel's: every path
+// from them passes a few ALU ops and casts, none realized, to one ALU op
+// where all meet (GELU's x * (erf(x v) + 1) after a cast, a square's x * x).
+// That kernel computes order[at] once for both reads (the lowerer's values
+// are per node and index), so a reduction inside it is not repeated.
+constexpr size_t kMeetWithin = 32;
+bool readers_meet(const std::vector<UOpRef> &order, size_t at, const NodeMap<std::vector<size_t>> &readers,
+                  const NodeSet &rp) {
+  std::set<size_t> pending(readers.find(order[at].get())->begin(), readers.find(order[at].get())->end());
+  for (size_t steps = 0; !pending.empty() && steps < kMeetWithin; steps++) {
+    const size_t x = *pending.begin();
+    pending.erase(pending.begin());
+    const UOp &u = *order[x];
+    if (pending.empty()) return uop::is_alu(u.op);  // every path meets here
+    const std::vector<size_t> *next = readers.find(&u);
+    if ((!uop::is_alu(u.op) && u.op != Op::Cast) || rp.contains(&u) || !next || next->empty()) return false;
+    pending.insert(next->begin(), next->end());
+  }
+  return false;
+}
+
 // Decides which nodes get their own buffer; `why`, when given, gets each
 // one's reason (the first rule that chose it).
 NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<UOpRef> &outputs,
@@ -103,14 +125,19 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
   };
   for (auto &o : outputs)
     if (!is_leaf(uop::root_of(o))) realize(base_of(o).get(), "an output of the realize");
-  // Distinct nodes reading each node (x * x reads x once).
-  NodeMap<int> consumers;
-  for (auto &u : order) {
+  // Distinct nodes reading each node (x * x reads x once), by position in `order`.
+  NodeMap<std::vector<size_t>> readers;
+  for (size_t at = 0; at < order.size(); at++) {
+    const UOpRef &u = order[at];
     if (always_realized(u.get())) realize(u.get(), "its op always gets a kernel of its own (CONTIGUOUS, WRITE, SCAN, SORT)");
     for (size_t i = 0; i < u->src.size(); i++)
       if (std::none_of(u->src.begin(), u->src.begin() + i, [&](const UOpRef &p) { return p == u->src[i]; }))
-        consumers[u->src[i].get()]++;
+        readers[u->src[i].get()].push_back(at);
   }
+  auto consumers = [&](const UOp *u) {
+    const std::vector<size_t> *r = readers.find(u);
+    return r ? r->size() : size_t{0};
+  };
   // A gathered operand is read at addresses known only when the kernel runs,
   // a sorted one by a library kernel: both read it from a buffer.
   for (auto &u : order)
@@ -118,12 +145,14 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
       realize(base_of(u->src[0]).get(), u->op == Op::Gather ? "gathered: read at addresses known when the kernel runs"
                                                             : "sorted by a library kernel, which reads a buffer");
   // A reduction is computed once: a node whose kernel would contain an
-  // unrealized reduction gets its own buffer when several nodes read it (each
-  // would inline the reduction again), or when it is read through a view that
+  // unrealized reduction gets its own buffer when several nodes read it,
+  // unless they meet in one kernel (readers_meet; else each kernel would
+  // inline the reduction again), or when it is read through a view that
   // is not a reshape (a broadcast, a pad, a permute, windows: each element
   // would be recomputed per read).
   NodeMap<bool> has_reduce;  // unrealized reduce inside, within the kernel
-  for (auto &u : order) {
+  for (size_t at = 0; at < order.size(); at++) {
+    const UOpRef &u = order[at];
     bool r = u->op == Op::ReduceAxis;
     for (auto &s : u->src) r |= !rp.contains(s.get()) && has_reduce[s.get()];
     if (u->op == Op::View && !is_reshape(u) && !rp.contains(u->src[0].get()) && has_reduce[u->src[0].get()] &&
@@ -132,8 +161,8 @@ NodeSet find_realize_points(const std::vector<UOpRef> &order, const std::vector<
                                "would recompute it)");
       r = false;
     }
-    if (r && consumers[u.get()] > 1) {
-      realize(u.get(), "holds a reduction and has several readers (each would compute it again)");
+    if (r && consumers(u.get()) > 1 && !readers_meet(order, at, readers, rp)) {
+      realize(u.get(), "holds a reduction and has several readers in several kernels (each would compute it again)");
       r = false;
     }
     has_reduce[u.get()] = r;

@@ -88,6 +88,28 @@ TEST(Fusion, ACostlyValueSeveralKernelsReadIsComputedOnce) {
   EXPECT_LT(one_kernel.work - one_kernel.work_needed, 64 * 128);
 }
 
+// A reduction's value that several nodes of one kernel read (GELU reads its
+// input twice) stays in that kernel, summed once per element; two kernels
+// reading it read it from a buffer of its own.
+TEST(Fusion, AReductionOneKernelReadsTwiceIsSummedOnceInIt) {
+  Tensor x = iota({16, 64}, 1e-3);
+  x.realize();
+  const Tensor s = x.sum({1});
+  reset_run_stats();
+  const HostTensor out = s.gelu().to_host();
+  EXPECT_EQ(run_stats().kernels_run, 1);
+  EXPECT_LT(run_stats().work - run_stats().work_needed, 16 * 64) << "the sum computed once";
+  for (int64_t i = 0; i < 16; i++) {
+    double sum = 0;
+    for (int64_t j = 0; j < 64; j++) sum += (i * 64 + j) * 1e-3;
+    EXPECT_NEAR(out.get(i), 0.5 * sum * (1 + std::erf(sum / std::sqrt(2.0))), 1e-5 * std::abs(sum));
+  }
+  std::vector<Tensor> two{s.exp(), s.sqrt()};
+  reset_run_stats();
+  realize_all(two);
+  EXPECT_EQ(run_stats().kernels_run, 3);
+}
+
 TEST(Fusion, MovementOpsAloneRunNoKernel) {
   Tensor x = iota({2, 3});
   x.realize();
