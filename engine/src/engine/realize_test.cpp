@@ -274,42 +274,66 @@ TEST(Work, AMaxPoolStoresOneScorePerWindow) {
   EXPECT_EQ(run_stats().buffers_allocated, 3);
 }
 
-// A strided 3x3 convolution's input gradient adds each window element's
-// gradient back where it was read: one elementwise sum of nine shifted views
-// of the stored windows gradient, nothing else above it (no per-element
-// tensor ops: each was graph nodes to schedule every step). At stride 2
-// the corner is read by one window element, the pixel at (3, 3) by four.
-// (At stride 1 the input gradient is a convolution: gemm_test.cpp.)
-TEST(Work, AStridedConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
+// A 3x3 convolution's input gradient at stride 2, padding 1 and `dilation`,
+// of a 7 x 5 image, against plain loops in double (its output gradient all
+// ones); and the nodes above its sums (not descending into a stored node or
+// a reduction): `want` of them, and `sums` reductions below them.
+void check_strided_input_gradient(int64_t dilation, const std::map<uop::Op, int> &want, int sums) {
   Tensor::manual_seed(6);
   Tensor x = Tensor::randn({2, 3, 7, 5}).realize().requires_grad_();
   Tensor w = Tensor::randn({4, 3, 3, 3}).realize();
-  Tensor gx = autograd::grad({nn::conv2d(x, w, std::nullopt, 2, 1).sum()}, {x})[0];
-  const uop::UOpRef &stored = gx.uop()->op == uop::Op::Contiguous ? gx.uop()->src[0] : gx.uop();
-  std::map<uop::Op, int> above;  // nodes above the stored windows gradient
-  std::vector<uop::UOpRef> todo{stored};
+  Tensor gx = autograd::grad({nn::conv2d(x, w, std::nullopt, 2, 1, dilation).sum()}, {x})[0];
+  const uop::UOpRef &top = gx.uop()->op == uop::Op::Contiguous ? gx.uop()->src[0] : gx.uop();
+  std::map<uop::Op, int> above;
+  int reductions = 0;
+  std::vector<uop::UOpRef> todo{top};
   std::set<const uop::UOp *> seen;
   while (!todo.empty()) {
     uop::UOpRef u = todo.back();
     todo.pop_back();
     if (u->op == uop::Op::Contiguous || !seen.insert(u.get()).second) continue;
+    if (u->op == uop::Op::ReduceAxis) {
+      reductions++;
+      continue;
+    }
     above[u->op]++;
     for (const uop::UOpRef &s : u->src) todo.push_back(s);
   }
-  EXPECT_EQ(above, (std::map<uop::Op, int>{{uop::Op::View, 9}, {uop::Op::Add, 8}}));
+  EXPECT_EQ(above, want);
+  EXPECT_EQ(reductions, sums);
   const HostTensor got = gx.to_host(), hw = w.to_host();
-  for (int64_t c = 0; c < 3; ++c) {
-    double corner = 0, inside = 0;
-    for (int64_t o = 0; o < 4; ++o)
-      for (int64_t a = 0; a < 3; ++a)
-        for (int64_t b = 0; b < 3; ++b) {
-          const double v = hw.get(((o * 3 + c) * 3 + a) * 3 + b);
-          if (a == 1 && b == 1) corner += v;  // output [0, 0] reads it at tap (1, 1)
-          if (a != 1 && b != 1) inside += v;  // outputs [1 or 2, 1 or 2] at taps (2 or 0, 2 or 0)
-        }
-    EXPECT_NEAR(got.get(c * 35), corner, 1e-4) << c;              // [0, c, 0, 0]
-    EXPECT_NEAR(got.get(c * 35 + 3 * 5 + 3), inside, 1e-4) << c;  // [0, c, 3, 3]
-  }
+  const int64_t oh = (7 + 2 - 2 * dilation - 1) / 2 + 1, ow = (5 + 2 - 2 * dilation - 1) / 2 + 1;
+  std::vector<double> want_gx(2 * 3 * 7 * 5, 0.0);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t o = 0; o < 4; ++o)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j)
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t b = 0; b < 3; ++b) {
+                const int64_t p = i * 2 + a * dilation - 1, q = j * 2 + b * dilation - 1;
+                if (p >= 0 && p < 7 && q >= 0 && q < 5)
+                  want_gx[static_cast<size_t>(((n * 3 + c) * 7 + p) * 5 + q)] += hw.get(((o * 3 + c) * 3 + a) * 3 + b);
+              }
+  for (int64_t e = 0; e < got.numel(); ++e) EXPECT_NEAR(got.get(e), want_gx[static_cast<size_t>(e)], 1e-4) << e;
+}
+
+// A strided 3x3 convolution's input gradient is one convolution of the
+// output gradient per phase of the input (the pixels of one parity in each
+// dim, which read the taps of that parity: 4, 2, 2 and 1), placed every
+// other pixel and added: four views and three adds above the four sums, no
+// windows' gradient (9/4 of the input) stored. (At stride 1 the input
+// gradient is one convolution: gemm_test.cpp.)
+TEST(Work, AStridedConvolutionsInputGradientIsOneConvolutionPerPhase) {
+  check_strided_input_gradient(1, {{uop::Op::View, 4}, {uop::Op::Add, 3}}, 4);
+}
+
+// Dilated, the phases would be uneven: the input gradient adds each window
+// element's gradient back where it was read, one elementwise sum of nine
+// shifted views of the stored windows' gradient, nothing else above it (no
+// per-element tensor ops: each was graph nodes to schedule every step).
+TEST(Work, AStridedDilatedConvolutionsInputGradientIsNineViewsOfItsWindowsGradientAdded) {
+  check_strided_input_gradient(2, {{uop::Op::View, 9}, {uop::Op::Add, 8}}, 0);
 }
 
 // Indexing is addressing: an index_select by a permutation is one kernel of

@@ -1,15 +1,15 @@
 // conv2d and the 2-d pools, over windows of the input: one strided view of it
 // (windows_2d), whose gradient adds each window element back where it read.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 
 #include "loom/autograd.h"
+#include "nn/conv_products.h"
 #include "nn/nn_util.h"
+#include "nn/windows.h"
 #include "tensor/ops_util.h"
 #include "tensor/record.h"
-#include "uop/graph.h"
 
 namespace loom::nn {
 
@@ -18,240 +18,6 @@ using namespace detail;
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Output length of a window of size k, stride s, dilation d over length n.
-int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t d) { return (n - d * (k - 1) - 1) / s + 1; }
-
-// t's value stored row-major once (a differentiable identity), so that several
-// shifted reads of it load it instead of each computing it again.
-Tensor stored(const Tensor &t) {
-  return autograd::apply(
-      "CloneBackward0", {t}, [&] { return tensor::make_tensor(tensor::row_major(t.uop())); },
-      [](const Tensor &g, const Tensor &) { return autograd::Grads{g}; });
-}
-
-// A windows' gradient as unwindows_2d reads it: itself where it is a view of
-// a node stored on its own (conv2d's, stored in the order its GEMM writes),
-// else stored row-major.
-Tensor stored_windows(const Tensor &g) {
-  return uop::base_of(g.uop())->op == uop::Op::Contiguous ? g : stored(g);
-}
-
-// A view of (N, C, OH, OW) with element [.., i, j] moved to [.., off.h + i *
-// s.h, off.w + j * s.w] of (N, C, size.h, size.w), zeros elsewhere: a window
-// position's gradient placed back where the window read. One pad for both
-// dims (a pad over a pad stacks views, which costs index arithmetic).
-shape::ShapeTracker placed(shape::ShapeTracker st, Pair2 s, Pair2 off, Pair2 size) {
-  for (int64_t axis : {2, 3}) {
-    const int64_t stride = axis == 2 ? s.h : s.w;
-    if (stride == 1) continue;
-    // (o) -> (o, 1) -> (o, stride) -> (o * stride): element i at i * stride
-    Shape merged = st.shape(), spread = st.shape();
-    merged[static_cast<size_t>(axis)] *= stride;
-    spread.insert(spread.begin() + axis + 1, 1);
-    std::vector<std::pair<int64_t, int64_t>> pads(5, {0, 0});
-    pads[static_cast<size_t>(axis) + 1] = {0, stride - 1};
-    st = st.reshape(spread).pad(pads).reshape(merged);
-  }
-  // Only zeros of a spread fall past the end.
-  const Shape &now = st.shape();
-  const int64_t h = std::min(now[2], size.h - off.h), w = std::min(now[3], size.w - off.w);
-  if (h < now[2] || w < now[3]) st = st.shrink({{0, now[0]}, {0, now[1]}, {0, h}, {0, w}});
-  return st.pad({{0, 0}, {0, 0}, {off.h, size.h - off.h - h}, {off.w, size.w - off.w - w}});
-}
-
-// unwindows_2d's views of `whole` (g's tracker), one per window element.
-std::vector<shape::ShapeTracker> window_parts(const shape::ShapeTracker &whole, Pair2 k, Pair2 s, Pair2 d, Pair2 lo,
-                                              Pair2 hi, Pair2 padded) {
-  const Shape &gs = whole.shape();
-  const int64_t n = gs[0], c = gs[1], oh = gs[2], ow = gs[3];
-  std::vector<shape::ShapeTracker> parts;
-  parts.reserve(static_cast<size_t>(k.h * k.w));
-  for (int64_t a = 0; a < k.h; ++a)
-    for (int64_t b = 0; b < k.w; ++b) {
-      shape::ShapeTracker part = whole.shrink({{0, n}, {0, c}, {0, oh}, {0, ow}, {a, a + 1}, {b, b + 1}});
-      parts.push_back(placed(part.reshape({n, c, oh, ow}), s, Pair2(a * d.h, b * d.w), padded)
-                          .shrink({{0, n}, {0, c}, {lo.h, padded.h - hi.h}, {lo.w, padded.w - hi.w}}));
-    }
-  return parts;
-}
-
-// window_parts, remembered for the last few argument lists of this thread: a
-// training step asks for each convolution's every step. (Trackers share their
-// views until written: the copies handed out cost no allocation.)
-const std::vector<shape::ShapeTracker> &window_parts_cached(const shape::ShapeTracker &whole, Pair2 k, Pair2 s,
-                                                            Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
-  struct Entry {
-    shape::ShapeTracker whole;
-    std::array<int64_t, 12> args{};
-    std::vector<shape::ShapeTracker> parts;
-  };
-  constexpr size_t kKept = 16;
-  thread_local std::array<Entry, kKept> kept;
-  thread_local size_t next = 0;
-  const std::array<int64_t, 12> args{k.h, k.w, s.h, s.w, d.h, d.w, lo.h, lo.w, hi.h, hi.w, padded.h, padded.w};
-  for (const Entry &e : kept)
-    if (!e.parts.empty() && e.args == args && e.whole == whole) return e.parts;
-  Entry &e = kept[next++ % kKept];
-  e.parts = window_parts(whole, k, s, d, lo, hi, padded);
-  e.whole = whole;
-  e.args = args;
-  return e.parts;
-}
-
-// windows_2d's gradient where windows overlap (its adjoint): g (N, C, Ho,
-// Wo, kh, kw), stored (stored_windows), -> (N, C, H, W), each window element
-// added back where it was read. Built as graph nodes directly, not through
-// tensor ops (a backward runs without recording, so there is nothing to
-// record): kh * kw views of g (one per window element, shifted and, for
-// strides over 1, spread; the padding cut off) and their elementwise sum,
-// one kernel.
-Tensor unwindows_2d(const Tensor &g, Pair2 k, Pair2 s, Pair2 d, Pair2 lo, Pair2 hi, Pair2 padded) {
-  const uop::UOpRef &src = g.uop();
-  uop::UOpRef sum;
-  for (const shape::ShapeTracker &part : window_parts_cached(uop::tracker_of(src), k, s, d, lo, hi, padded)) {
-    uop::UOpRef v = uop::view(src, part);
-    sum = sum ? uop::alu(uop::Op::Add, sum, v) : v;
-  }
-  return tensor::make_tensor(sum);
-}
-
-// x (N, C, H, W), zero-padded by lo before and hi after each spatial dim, ->
-// (N, C, Ho, Wo, kh, kw), element [n, c, i, j, a, b] = padded x[n, c, i*s.h +
-// a*d.h, j*s.w + b*d.w]: one strided view of x stored row-major (its windows
-// overlap where the stride is below the window), over the padding's masked
-// view of it, so the padded copy is never stored. The gradient adds each
-// window element's back where it was read (unwindows_2d).
-Tensor windows_2d(const Tensor &x, Pair2 k, Pair2 s, Pair2 d, Pair2 lo = Pair2(0, 0), Pair2 hi = Pair2(0, 0)) {
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2) + lo.h + hi.h, w = x.size(3) + lo.w + hi.w;
-  const int64_t oh = out_len(h, k.h, s.h, d.h), ow = out_len(w, k.w, s.w, d.w);
-  const Shape shape = {n, c, oh, ow, k.h, k.w};
-  const bool padded = lo.h || lo.w || hi.h || hi.w;
-  const auto unpad = [=](const Tensor &g) {
-    return padded ? g.shrink({{0, n}, {0, c}, {lo.h, h - hi.h}, {lo.w, w - hi.w}}) : g;
-  };
-  return autograd::apply(
-      "WindowsBackward", {x},
-      [&] {
-        // A stride or dilation over a dim of one window or one element is
-        // never used (and may be huge): 0 there; elsewhere it stays in the input.
-        const auto step = [](int64_t count, int64_t by) { return count <= 1 ? 0 : by; };
-        const shape::View v = shape::View::create(
-            shape, shape::Strides{c * h * w, h * w, step(oh, s.h) * w, step(ow, s.w), step(k.h, d.h) * w, step(k.w, d.w)});
-        shape::ShapeTracker st{{v}};
-        if (padded) {
-          st = shape::ShapeTracker::from_shape(x.shape()).pad({{0, 0}, {0, 0}, {lo.h, hi.h}, {lo.w, hi.w}});
-          st.views.push_back(v);
-        }
-        return tensor::make_tensor(uop::view(tensor::row_major(x.uop()), st));
-      },
-      [=](const Tensor &grad, const Tensor &) {
-        if (s.h == k.h && s.w == k.w && d.h == 1 && d.w == 1) {  // windows tile the input: each element read once
-          const Tensor g = stored(grad);
-          return autograd::Grads{unpad(g.permute({0, 1, 2, 4, 3, 5})
-                                           .reshape({n, c, oh * k.h, ow * k.w})
-                                           .pad({{0, 0}, {0, 0}, {0, h - oh * k.h}, {0, w - ow * k.w}}))};
-        }
-        // Stored: read by several reductions (a norm's backward).
-        return autograd::Grads{stored(unwindows_2d(stored_windows(grad), k, s, d, lo, hi, Pair2(h, w)))};
-      });
-}
-
-// The convolution's sum over channels and taps, xs (N, g, 1, C/g, Ho, Wo,
-// kh, kw) * ws (1, g, O/g, C/g, 1, 1, kh, kw) summed over C/g, kh, kw, as one
-// node.
-Tensor channels_and_taps(const Tensor &xs, const Tensor &ws) { return xs.mul(ws).sum({3, 6, 7}); }
-
-// The weights' gradient: the sum over N, Ho, Wo of the output gradient g
-// (N, g, O/g, Ho, Wo) times the windows xs.
-Tensor weight_gradient(const Tensor &g, const Tensor &xs) {
-  const Shape &gs = g.shape();
-  return g.reshape({gs[0], gs[1], gs[2], 1, gs[3], gs[4], 1, 1}).mul(xs).sum({0, 4, 5}, true);
-}
-
-// channels_and_taps with autograd's gradients. The windows' gradient, the
-// sum over O/g of the output gradient times the weights, is computed in the
-// order (N, g, C/g, kh, kw, Ho, Wo): per image the product of the weights,
-// read in place transposed, and the output gradient's (O/g, Ho * Wo) rows,
-// which a GEMM writes as it is stored; unwindows_2d then reads each tap's
-// rows along the image.
-Tensor windows_product(const Tensor &xs, const Tensor &ws) {
-  constexpr const char *kNode = "ConvolutionBackward0";
-  return autograd::apply(
-      kNode, {xs, ws}, [&] { return channels_and_taps(xs, ws); },
-      [x = autograd::Saved(xs, kNode, ws.requires_grad()), w = autograd::Saved(ws, kNode, xs.requires_grad()),
-       needs = std::array<bool, 2>{xs.requires_grad(), ws.requires_grad()}](const Tensor &g, const Tensor &) {
-        tensor::RowMajorScope row_major;
-        autograd::Grads grads(2);
-        const Shape &gs = g.shape();  // (N, g, O/g, Ho, Wo)
-        if (needs[0]) {
-          const Tensor wv = w.get();
-          const Tensor a = g.permute({0, 1, 3, 4, 2}).reshape({gs[0], gs[1], 1, 1, 1, gs[3], gs[4], gs[2]});
-          const Tensor sum = a.mul(wv.permute({0, 1, 3, 6, 7, 4, 5, 2})).sum({7});  // (N, g, C/g, kh, kw, Ho, Wo)
-          grads[0] = stored(sum).permute({0, 1, 2, 5, 6, 3, 4}).unsqueeze(2);
-        }
-        if (needs[1]) grads[1] = weight_gradient(g, x.get());
-        return grads;
-      });
-}
-
-// A stride-1 convolution's windows: kernel k, dilation d, padding lo before
-// and hi after each spatial dim.
-struct Stride1 {
-  Pair2 k, d, lo, hi;
-};
-
-// x (N, C, H, W) cut into the windows channels_and_taps reads, (N, groups,
-// 1, C/groups, Ho, Wo, kh, kw).
-Tensor grouped_windows(const Tensor &x, const Stride1 &c, int64_t groups) {
-  const Tensor win = windows_2d(x, c.k, Pair2(1, 1), c.d, c.lo, c.hi);
-  return win.reshape({win.size(0), groups, 1, win.size(1) / groups, win.size(2), win.size(3), c.k.h, c.k.w});
-}
-
-// The input gradient of a stride-1 convolution, itself a stride-1
-// convolution (what cuDNN's backward data computes): of the output gradient
-// g (N, g, O/g, Ho, Wo), padded by each window's reach (kh - 1) * dh less
-// the forward's padding (cut where that is negative), and the weights ws
-// flipped along their taps with their channels swapped, (1, g, C/g, O/g, 1,
-// 1, kh, kw), a view. One GEMM over windows of g, which the GEMM split reads
-// in place where it gathers (the forward's path: cuDNN, the tensor-core
-// template); no windows' gradient is stored and added back tap by tap.
-Tensor input_gradient(const Tensor &g, const Tensor &ws, const Stride1 &c) {
-  const Shape &gs = g.shape();
-  const int64_t groups = gs[1], n = gs[0], o = gs[1] * gs[2], ho = gs[3], wo = gs[4];
-  const Pair2 reach((c.k.h - 1) * c.d.h, (c.k.w - 1) * c.d.w);
-  const Pair2 lo(reach.h - c.lo.h, reach.w - c.lo.w), hi(reach.h - c.hi.h, reach.w - c.hi.w);
-  const auto cut = [](int64_t pad) { return std::max<int64_t>(0, -pad); };
-  const auto pad = [](int64_t pad) { return std::max<int64_t>(0, pad); };
-  const Tensor gy = g.reshape({n, o, ho, wo})
-                        .shrink({{0, n}, {0, o}, {cut(lo.h), ho - cut(hi.h)}, {cut(lo.w), wo - cut(hi.w)}});
-  const Tensor gw = grouped_windows(gy, {c.k, c.d, Pair2(pad(lo.h), pad(lo.w)), Pair2(pad(hi.h), pad(hi.w))}, groups);
-  const uop::UOpRef swapped = ws.permute({0, 1, 3, 2, 4, 5, 6, 7}).uop();
-  std::vector<bool> taps(8, false);
-  taps[6] = taps[7] = true;
-  const Tensor flipped = tensor::make_tensor(uop::view(swapped, uop::tracker_of(swapped).flip(taps)));
-  const Tensor sum = channels_and_taps(gw, flipped);  // (N, g, C/g, H, W)
-  const Shape &s = sum.shape();
-  return sum.reshape({n, s[1] * s[2], s[3], s[4]});
-}
-
-// channels_and_taps of a stride-1 convolution whose windows overlap, with
-// xu (N, C, H, W) as its input: its input gradient is input_gradient's
-// convolution, not the windows' gradient added back.
-Tensor stride1_product(const Tensor &xu, const Tensor &ws, const Stride1 &c) {
-  constexpr const char *kNode = "ConvolutionBackward0";
-  const int64_t groups = ws.size(1);
-  return autograd::apply(
-      kNode, {xu, ws}, [&] { return channels_and_taps(grouped_windows(xu, c, groups), ws); },
-      [x = autograd::Saved(xu, kNode, ws.requires_grad()), w = autograd::Saved(ws, kNode, xu.requires_grad()),
-       needs = std::array<bool, 2>{xu.requires_grad(), ws.requires_grad()}, c, groups](const Tensor &g, const Tensor &) {
-        tensor::RowMajorScope row_major;
-        autograd::Grads grads(2);
-        if (needs[0]) grads[0] = input_gradient(g, w.get(), c);
-        if (needs[1]) grads[1] = weight_gradient(g, grouped_windows(x.get(), c, groups));
-        return grads;
-      });
-}
 
 std::string pair_str(Pair2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
 
@@ -466,12 +232,14 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const std::optional<Ten
   Tensor r;
   {
     tensor::RowMajorScope scope;
-    // Windows that overlap at stride 1 (all but 1x1 kernels): the input
-    // gradient is a convolution of its own; elsewhere the windows' gradient
-    // is added back (stride 2 would read three zeros of a spread output
-    // gradient for each value).
-    if (stride.h == 1 && stride.w == 1 && (k.h > 1 || k.w > 1)) {
-      r = stride1_product(up(x), ws, {k, dilation, pad_lo, pad_hi});
+    // Windows that overlap (all but 1x1 kernels at stride 1; kernels wider
+    // than the stride, undilated, at a larger one): the input gradient is
+    // convolutions of the output gradient (overlapping_product); elsewhere,
+    // where each element is read once or a dilated phase would be uneven, the
+    // windows' gradient is added back.
+    const bool unit = stride.h == 1 && stride.w == 1;
+    if ((unit && (k.h > 1 || k.w > 1)) || (!unit && !dilated && (k.h > stride.h || k.w > stride.w))) {
+      r = overlapping_product(up(x), ws, {k, stride, dilation, pad_lo, pad_hi});
     } else {
       Tensor win = windows_2d(up(x), k, stride, dilation, pad_lo, pad_hi);  // (N, C, Ho, Wo, kh, kw)
       r = windows_product(win.reshape({n, groups, 1, cg, win.size(2), win.size(3), k.h, k.w}), ws);
