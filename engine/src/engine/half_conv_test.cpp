@@ -146,26 +146,37 @@ TEST(HalfConv, BesideCudnnAConvolutionIsOneCudnnCall) {
     }
   // A stride-1 input gradient is a convolution of the output gradient's
   // windows with the flipped weights (their pack): one cuDNN call writing
-  // dx in the input's dtype; no windows' gradient added back.
-  // Its values the float32 gradient's of the same halves.
-  for (DType dt : {DType::Float16, DType::BFloat16}) {
-    SCOPED_TRACE(std::string("input gradient ") + dtype_name(dt));
-    Tensor xi = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), wi = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
-    const Tensor g = Tensor::randn({2, 5, 9, 9}).cast(dt).realize();
-    xi.requires_grad_();
-    const Tensor dx = autograd::grad({nn::conv2d(xi, wi, std::nullopt, 1, 1)}, {xi}, {g})[0];
-    std::vector<std::string> kernels;
-    for (const engine::RenderedKernel &k : engine::render({dx.uop()}))
-      kernels.push_back(k.library.empty() ? k.name : k.library);
-    EXPECT_EQ(kernels, (std::vector<std::string>{"pack_1_3_45", "cudnn conv"}));
-    const HostTensor got = dx.to_host();
-    Tensor x32 = wide(xi.detach()).requires_grad_();
-    const HostTensor want =
-        autograd::grad({nn::conv2d(x32, wide(wi), std::nullopt, 1, 1)}, {x32}, {wide(g)})[0].to_host();
-    ASSERT_EQ(got.numel(), want.numel());
-    const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
-    for (int64_t i = 0; i < got.numel(); i++) ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
-  }
+  // dx in the input's dtype; at stride 2 one per phase of the input (2 x 2,
+  // 2 x 1, 1 x 2 and 1 x 1 taps) and a kernel adding them, placed; no
+  // windows' gradient added back. cuDNN's descriptors read both tap axes of
+  // the windows, which the GEMM split drops where they are one tap wide:
+  // those two phases run as the template, the 1 x 1 one (its windows a
+  // strided matrix) on cuBLAS. Its values the float32 gradient's of the
+  // same halves.
+  const std::vector<std::string> one{"pack_1_3_45", "cudnn conv"},
+      phases{"pack_1_3_20",    "cudnn conv",  "pack_1_3_10",  "gemm_2_3_20_10", "pack_1_3_10",
+             "gemm_2_3_20_10", "pack_1_3_5", "cublas gemm", "E_2_3_9_9"};
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (int64_t stride : {1, 2}) {
+      SCOPED_TRACE(std::string("input gradient ") + dtype_name(dt) + " stride " + std::to_string(stride));
+      Tensor xi = Tensor::randn({2, 3, 9, 9}).cast(dt).realize(), wi = Tensor::randn({5, 3, 3, 3}).cast(dt).realize();
+      const int64_t out = (9 - 1) / stride + 1;
+      const Tensor g = Tensor::randn({2, 5, out, out}).cast(dt).realize();
+      xi.requires_grad_();
+      const Tensor dx = autograd::grad({nn::conv2d(xi, wi, std::nullopt, stride, 1)}, {xi}, {g})[0];
+      std::vector<std::string> kernels;
+      for (const engine::RenderedKernel &k : engine::render({dx.uop()}))
+        kernels.push_back(k.library.empty() ? k.name : k.library);
+      EXPECT_EQ(kernels, stride == 1 ? one : phases);
+      const HostTensor got = dx.to_host();
+      Tensor x32 = wide(xi.detach()).requires_grad_();
+      const HostTensor want =
+          autograd::grad({nn::conv2d(x32, wide(wi), std::nullopt, stride, 1)}, {x32}, {wide(g)})[0].to_host();
+      ASSERT_EQ(got.numel(), want.numel());
+      const double tol = dt == DType::Float16 ? 2e-3 : 1e-2;
+      for (int64_t i = 0; i < got.numel(); i++)
+        ASSERT_NEAR(got.get(i), want.get(i), tol * (std::abs(want.get(i)) + 1)) << i;
+    }
 }
 
 // Without an extern GEMM, the tensor-core GEMM reads a half convolution's
