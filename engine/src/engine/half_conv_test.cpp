@@ -25,6 +25,19 @@
 namespace loom {
 namespace {
 
+// NVRTC compiles a template's kernel for sm_80, where NVRTC is present.
+void expect_nvrtc_compiles(const std::string &source) {
+  if (!runtime::cuda::nvrtc_missing().empty()) return;
+  const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + source, "gemm.cu", "sm_80");
+  EXPECT_TRUE(r.ok) << r.log;
+}
+
+// The same elements, bit for bit.
+void expect_same_bits(const HostTensor &got, const HostTensor &want) {
+  ASSERT_EQ(got.numel(), want.numel());
+  for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), want.get(i)) << i;
+}
+
 // A convolution of halves large enough for the GEMM split: where its
 // windows pack (no template or library reads them in place), they pack into
 // a half buffer and the GEMM is a half one (on tensor cores on CUDA); its
@@ -207,16 +220,12 @@ TEST(HalfConv, TheTensorCoreGemmGathersTheWindowsWithoutAPack) {
         // The window's coordinates from k and n apart, in 32 bits: no (k N + n) / (3 N).
         EXPECT_EQ(k.cuda_source.find("(k * "), std::string::npos) << k.cuda_source;
         EXPECT_NE(k.cuda_source.find("((uint32_t)k / 9u)"), std::string::npos) << k.cuda_source;
-        if (runtime::cuda::nvrtc_missing().empty()) {
-          const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
-          EXPECT_TRUE(r.ok) << r.log;
-        }
+        expect_nvrtc_compiles(k.cuda_source);
       }
       const HostTensor got = y.to_host();
       testing::GemmGathers packs(testing::kNoGathers);
       const HostTensor packed = nn::conv2d(x, w, std::nullopt, {stride, stride}, {pad, pad}).to_host();
-      ASSERT_EQ(got.numel(), packed.numel());
-      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
+      expect_same_bits(got, packed);
     }
 }
 
@@ -253,17 +262,13 @@ TEST(HalfConv, TheTensorCoreGemmGathersAWeightGradientsOperandsWithoutPacks) {
         if (k.cuda_source.find("loom_mma_") == std::string::npos) continue;
         templates++;
         EXPECT_EQ(k.cuda_source.find("loom_cp_async16(&sa[") != std::string::npos, out * out % 8 == 0);
-        if (runtime::cuda::nvrtc_missing().empty()) {
-          const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
-          EXPECT_TRUE(r.ok) << r.log;
-        }
+        expect_nvrtc_compiles(k.cuda_source);
       }
       EXPECT_EQ(templates, 1);
       const HostTensor got = dw.to_host();
       testing::GemmGathers packs(testing::kNoGathers);
       const HostTensor packed = weight_gradient().to_host();
-      ASSERT_EQ(got.numel(), packed.numel());
-      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), packed.get(i)) << i;
+      expect_same_bits(got, packed);
     }
 }
 
@@ -302,10 +307,7 @@ TEST(HalfConv, TheTensorCoreGemmComputesAnElementwiseEpilogueAsItStores) {
       ASSERT_EQ(ks.size(), 1u);
       const engine::RenderedKernel &k = ks[0];
       EXPECT_NE(k.cuda_source.find("loom_mma_"), std::string::npos);
-      if (runtime::cuda::nvrtc_missing().empty()) {
-        const runtime::cuda::NvrtcResult r = runtime::cuda::nvrtc_compile(renderer::cuda_prelude() + k.cuda_source, "gemm.cu", "sm_80");
-        EXPECT_TRUE(r.ok) << r.log;
-      }
+      expect_nvrtc_compiles(k.cuda_source);
       const HostTensor got = y.to_host();
       testing::GemmGathers packs(testing::kNoGathers);
       const Tensor split = make();
@@ -313,8 +315,7 @@ TEST(HalfConv, TheTensorCoreGemmComputesAnElementwiseEpilogueAsItStores) {
       for (const auto &item : schedule::create_schedule({split.uop()}).items) epilogues += item.name.rfind("E_", 0) == 0;
       EXPECT_EQ(epilogues, 1);
       const HostTensor want = split.to_host();
-      ASSERT_EQ(got.numel(), want.numel());
-      for (int64_t i = 0; i < got.numel(); i++) ASSERT_EQ(got.get(i), want.get(i)) << i;
+      expect_same_bits(got, want);
     }
   }
 }
