@@ -49,12 +49,14 @@ GemmEpilogue gemm_epilogue(const UOpRef &ast, const schedule::GemmShape &g) {
   auto leaf = [](int64_t size, int64_t name) {
     return UOp::make(Op::Range, DType::Int64, {UOp::const_int(size)}, name);
   };
-  std::vector<UOpRef> idx = unravel(leaf(shape::prod(g.batch), kEpilogueBatch), g.batch);
-  idx.push_back(leaf(g.m, kEpilogueRow));
-  idx.push_back(leaf(g.n, kEpilogueCol));
+  GemmEpilogue e;
+  // Distinct arguments: equal nodes are one node (m == n would merge row and col).
+  e.batch = leaf(shape::prod(g.batch), -10), e.row = leaf(g.m, -11), e.col = leaf(g.n, -12);
+  std::vector<UOpRef> idx = unravel(e.batch, g.batch);
+  idx.push_back(e.row);
+  idx.push_back(e.col);
   Shape c_shape = g.batch;
   c_shape.insert(c_shape.end(), {g.m, g.n});
-  GemmEpilogue e;
   e.sum = UOp::make(Op::Load, DType::Float32, {UOp::make(Op::DefineGlobal, DType::Float32, {}, int64_t{-1}),
                                                UOp::const_int(0)});
   e.value = value_at(over_c(store->src[1], c_shape), idx, r, e.sum);

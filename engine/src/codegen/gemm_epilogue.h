@@ -8,14 +8,12 @@
 
 namespace loom::codegen {
 
-// The leaves: RANGE nodes whose argument names a coordinate of C, its flat
-// batch index (under the batch's product), row (under m) and column (under
-// n); and `sum`, the element's sum: a LOAD of no buffer (slot -1) standing
-// for the template's accumulator.
-constexpr int64_t kEpilogueBatch = -10, kEpilogueRow = -11, kEpilogueCol = -12;
-
+// `value` over its leaves, for the template to name: RANGE nodes for C's
+// flat batch index (under the batch's product), row (under m) and column
+// (under n), each maybe unread; and `sum`, the element's sum, a LOAD of no
+// buffer (slot -1) standing for the template's accumulator.
 struct GemmEpilogue {
-  uop::UOpRef value, sum;
+  uop::UOpRef value, sum, batch, row, col;
 };
 
 // The value `ast` (a GEMM kernel with an epilogue) stores at C's element

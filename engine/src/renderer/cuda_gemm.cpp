@@ -10,11 +10,9 @@
 #include "renderer/c_vector.h"
 #include "renderer/cuda_renderer.h"
 #include "shape/view.h"
-#include "uop/graph.h"
 
 namespace loom::renderer {
 
-using uop::Op;
 using uop::UOpRef;
 
 namespace {
@@ -265,12 +263,8 @@ std::string store_element(const codegen::KernelSpec &p, const schedule::GemmShap
   if (!g.epilogue)
     return at + (g.out == DType::Float16 ? "loom_f2h" : g.out == DType::BFloat16 ? "loom_f2bf" : "") + "(acc[i][j][c]);";
   const codegen::GemmEpilogue e = codegen::gemm_epilogue(p.library, g);
-  std::vector<std::pair<UOpRef, std::string>> bound{{e.sum, "acc[i][j][c]"}};
-  for (const UOpRef &u : uop::toposort(e.value)) {
-    if (u->op != Op::Range) continue;
-    const int64_t leaf = u->arg_as<int64_t>();
-    bound.emplace_back(u, leaf == codegen::kEpilogueBatch ? "bz" : leaf == codegen::kEpilogueRow ? "row" : "col");
-  }
+  const std::vector<std::pair<UOpRef, std::string>> bound{
+      {e.sum, "acc[i][j][c]"}, {e.batch, "bz"}, {e.row, "row"}, {e.col, "col"}};
   std::string stored;
   const std::string indent(10, ' '), code = render_cuda_values(p, e.value, bound, indent, stored);
   return "{\n" + code + indent + at + stored + ";\n        }";

@@ -87,7 +87,8 @@ void realize_shared_costly(const std::vector<UOpRef> &order, const NodeSet &cons
 constexpr size_t kMeetWithin = 32;
 bool readers_meet(const std::vector<UOpRef> &order, size_t at, const NodeMap<std::vector<size_t>> &readers,
                   const NodeSet &rp) {
-  std::set<size_t> pending(readers.find(order[at].get())->begin(), readers.find(order[at].get())->end());
+  const std::vector<size_t> &first = *readers.find(order[at].get());
+  std::set<size_t> pending(first.begin(), first.end());
   for (size_t steps = 0; !pending.empty() && steps < kMeetWithin; steps++) {
     const size_t x = *pending.begin();
     pending.erase(pending.begin());
